@@ -1,0 +1,9 @@
+"""Actors, one module per domain and queue. Each receives ids, loads rows, calls into `pulse`,
+and records the outcome.
+
+Importing this package sets up the broker first, so every actor binds to Pulse's broker.
+"""
+
+from pulse.broker import setup_broker
+
+setup_broker()

@@ -1,0 +1,27 @@
+"""Entry module of the workers and the scheduler:
+
+    dramatiq pulse.actors [-Q uptime ...]    # workers
+    periodiq pulse.actors                    # scheduler
+
+It reads the settings, sets up JSON logs, the database and the broker, then imports every actor
+(`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line.
+"""
+
+from pulse import logging as pulse_logging
+from pulse.broker import setup_broker
+from pulse.config import get_settings
+from pulse.db import setup_database
+from pulse.errors import ConfigError
+
+try:
+    settings = get_settings()
+    pulse_logging.configure(settings.log_level)
+    setup_database(settings)
+    broker = setup_broker(settings)
+except ConfigError as e:
+    raise SystemExit(f"pulse: {e}") from None
+
+import actors  # noqa: E402,F401 - declares the actors on the broker
+import schedules  # noqa: E402,F401 - declares the periodic ticks
+
+__all__ = ["broker"]

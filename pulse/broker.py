@@ -1,0 +1,72 @@
+"""The broker: RabbitMQ with publisher confirms, heartbeats and priorities, and Pulse's middleware.
+
+``PULSE_BROKER_URL=stub://`` swaps in dramatiq's StubBroker (same middleware) for unit tests.
+"""
+
+from __future__ import annotations
+
+import dramatiq
+from dramatiq.brokers.rabbitmq import RabbitmqBroker
+from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import AgeLimit, Callbacks, Pipelines, ShutdownNotifications
+from periodiq import PeriodiqMiddleware
+
+from pulse.config import Settings, get_settings
+from pulse.middleware.database import Database
+from pulse.middleware.dead_letters import DeadLetters
+from pulse.middleware.log_context import LogContext
+from pulse.middleware.metrics import Metrics
+from pulse.middleware.retries import Retries
+from pulse.middleware.time_limit import TimeLimit
+from pulse.middleware.topology import Topology
+from pulse.rabbitmq import MAX_PRIORITY, QUEUES, amqp_url
+
+__all__ = ["QUEUES", "build_broker", "setup_broker"]
+
+
+def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
+    """Pulse's middleware, in order: `before_*` hooks run top down, `after_*` hooks bottom up."""
+    return [
+        Database(settings=settings),
+        LogContext(),
+        Metrics(settings=settings),
+        AgeLimit(),
+        TimeLimit(time_limit=settings.time_limit * 1000),
+        ShutdownNotifications(),
+        Callbacks(),
+        Pipelines(),
+        Retries(max_retries=settings.max_retries),
+        PeriodiqMiddleware(skip_delay=30),
+        DeadLetters(),
+        Topology(queues=QUEUES),
+    ]
+
+
+def build_broker(settings: Settings) -> dramatiq.Broker:
+    """A broker with Pulse's middleware and queues."""
+    middleware = build_middleware(settings)
+    broker: dramatiq.Broker
+    if settings.broker_url.startswith("stub:"):
+        broker = StubBroker(middleware=middleware)
+    else:
+        broker = RabbitmqBroker(
+            url=amqp_url(settings.broker_url),
+            confirm_delivery=True,
+            max_priority=MAX_PRIORITY,
+            middleware=middleware,
+        )
+    for queue_name in QUEUES:
+        broker.declare_queue(queue_name)
+    return broker
+
+
+def setup_broker(settings: Settings | None = None) -> dramatiq.Broker:
+    """Build the broker and make it dramatiq's global broker, once per process."""
+    global _broker
+    if _broker is None:
+        _broker = build_broker(settings or get_settings())
+        dramatiq.set_broker(_broker)
+    return _broker
+
+
+_broker: dramatiq.Broker | None = None

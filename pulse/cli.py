@@ -1,0 +1,230 @@
+"""`pulse`: the operator's command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+import peewee
+import pika.exceptions
+from rich.console import Console
+from rich.table import Table
+
+from pulse.config import Settings, get_settings, redact
+from pulse.errors import ConfigError
+
+console = Console()
+
+
+class PulseGroup(click.Group):
+    """Turns the failures an operator can meet into one line and an exit code, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as e:
+            fail(str(e), code=2)
+        except (peewee.OperationalError, peewee.InterfaceError) as e:
+            fail(f"database unavailable at {redact(get_settings().database_url)}: {first_line(e)}")
+        except pika.exceptions.AMQPError as e:
+            fail(f"RabbitMQ unavailable at {redact(get_settings().broker_url)}: {first_line(e) or type(e).__name__}")
+
+
+def fail(text: str, code: int = 1) -> None:
+    click.echo(f"pulse: {text}", err=True)
+    sys.exit(code)
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [""])[0]
+
+
+def settings() -> Settings:
+    """Settings, with the database bound (connections open on first use)."""
+    from pulse.db import db, setup_database
+
+    current = get_settings()
+    if db.obj is None:
+        setup_database(current)
+    return current
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def print_table(columns: list[str], rows: list[list[Any]]) -> None:
+    table = Table(*columns, box=None, header_style="bold")
+    for row in rows:
+        table.add_row(*("-" if v is None else str(v) for v in row))
+    console.print(table)
+
+
+@click.group(cls=PulseGroup)
+@click.version_option(package_name="pulse-workers")
+def main() -> None:
+    """Operate Pulse: database, queues, dead letters, health."""
+
+
+@main.command()
+def migrate() -> None:
+    """Create the database if it is missing and apply pending migrations (safe to repeat)."""
+    from pulse.db import migrate as run_migrations
+
+    applied = run_migrations(settings())
+    if applied:
+        for name in applied:
+            click.echo(f"applied {name}")
+    else:
+        click.echo("database is up to date")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def queues(as_json: bool) -> None:
+    """Ready, unacked, delayed and dead-letter counts per queue."""
+    from pulse.rabbitmq import QUEUES, queue_counts
+
+    rows, note = queue_counts(settings(), QUEUES)
+    if as_json:
+        print_json({"queues": [vars(r) for r in rows], "note": note})
+        return
+    print_table(
+        ["queue", "ready", "unacked", "delayed", "dead", "consumers"],
+        [[r.queue, r.ready, r.unacked, r.delayed, r.dead, r.consumers] for r in rows],
+    )
+    if note:
+        click.echo(f"note: {note}", err=True)
+
+
+@main.group()
+def dlq() -> None:
+    """Dead letters: messages that finally failed."""
+
+
+def dead_row(row: Any, full: bool = False) -> dict[str, Any]:
+    data = {
+        "id": row.id,
+        "message_id": row.message_id,
+        "queue": row.queue_name,
+        "actor": row.actor_name,
+        "attempts": row.attempts,
+        "error_type": row.error_type,
+        "error": row.error_message,
+        "failed_at": row.failed_at.isoformat(),
+        "requeue_count": row.requeue_count,
+    }
+    if full:
+        data.update(
+            args=row.args,
+            kwargs=row.kwargs,
+            options=row.options,
+            requeued_at=row.requeued_at and row.requeued_at.isoformat(),
+            traceback=row.traceback,
+        )
+    return data
+
+
+queue_option = click.option("--queue", "-q", help="Only this queue.")
+
+
+@dlq.command("list")
+@queue_option
+@click.option("--limit", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def dlq_list(queue: str | None, limit: int, as_json: bool) -> None:
+    """Dead messages not requeued since they last failed, newest first."""
+    from pulse import deadletters
+
+    settings()
+    rows = deadletters.pending(queue, limit)
+    if as_json:
+        print_json([dead_row(r) for r in rows])
+        return
+    print_table(
+        ["id", "failed at", "queue", "actor", "attempts", "error"],
+        [
+            [r.id, r.failed_at.strftime("%Y-%m-%d %H:%M:%S"), r.queue_name, r.actor_name, r.attempts,
+             f"{r.error_type}: {r.error_message}"[:80]]
+            for r in rows
+        ],
+    )
+
+
+def find_dead(message: str) -> Any:
+    from pulse.models import FailedMessage
+
+    query = FailedMessage.message_id == message
+    if message.isdigit():
+        query |= FailedMessage.id == int(message)
+    row = FailedMessage.get_or_none(query)
+    if row is None:
+        fail(f"no dead message {message!r} (see `pulse dlq list`)")
+    return row
+
+
+@dlq.command("show")
+@click.argument("message")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def dlq_show(message: str, as_json: bool) -> None:
+    """One dead message, whole: MESSAGE is its id in `dlq list` or its message id."""
+    settings()
+    data = dead_row(find_dead(message), full=True)
+    if as_json:
+        print_json(data)
+        return
+    trace = data.pop("traceback")
+    for key, value in data.items():
+        click.echo(f"{key:>14}: {json.dumps(value, default=str) if isinstance(value, dict | list) else value}")
+    click.echo(f"\n{trace}")
+
+
+@dlq.command("requeue")
+@click.argument("messages", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Every dead message (of --queue, if given).")
+@queue_option
+def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) -> None:
+    """Send dead messages back to their queue for a fresh set of attempts."""
+    from pulse import deadletters
+    from pulse.broker import setup_broker
+
+    current = settings()
+    if bool(messages) == everything:
+        fail("name the messages to requeue, or give --all", code=2)
+    rows = deadletters.pending(queue) if everything else [find_dead(m) for m in messages]
+    count = deadletters.requeue(current, setup_broker(current), rows)
+    click.echo(f"requeued {count} message(s)")
+
+
+@dlq.command("purge")
+@queue_option
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def dlq_purge(queue: str | None, yes: bool) -> None:
+    """Forget dead messages for good: their records and the .XQ queues."""
+    from pulse import deadletters
+    from pulse.rabbitmq import QUEUES
+
+    current = settings()
+    targets = [queue] if queue else list(QUEUES)
+    if not yes:
+        click.confirm(f"Delete every dead message of {', '.join(targets)}?", abort=True)
+    rows, dropped = deadletters.purge(current, targets)
+    click.echo(f"deleted {rows} record(s), dropped {dropped} message(s) from the dead-letter queues")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def health(as_json: bool) -> None:
+    """Exit 0 when the broker, the database and the scheduler heartbeat are fine, 1 otherwise."""
+    from pulse.health import run_checks
+
+    checks = run_checks(settings())
+    healthy = all(c.ok for c in checks)
+    if as_json:
+        print_json({"healthy": healthy, "checks": [vars(c) for c in checks]})
+    else:
+        for c in checks:
+            click.echo(f"{c.name:<10} {'ok  ' if c.ok else 'FAIL'} {c.detail}")
+    sys.exit(0 if healthy else 1)

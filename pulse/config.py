@@ -1,0 +1,174 @@
+"""Settings, read once from the environment (`PULSE_*` variables).
+
+Every setting is documented in `docker/.env.example`. A bad value raises `ConfigError` whose text
+names the variable and the reason, never the value of a URL (it may hold a password).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import SplitResult, quote, unquote, urlsplit
+
+from pulse.errors import ConfigError
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Parameters:
+    broker_url: AMQP URL of RabbitMQ, or ``stub://`` for dramatiq's in-memory StubBroker.
+    database_url: PostgreSQL URL; the database is created by ``pulse migrate`` if missing.
+    log_level: one of DEBUG, INFO, WARNING, ERROR, CRITICAL.
+    metrics_port: TCP port of the workers' Prometheus endpoint.
+    metrics_dir: directory for prometheus-client's multiprocess files.
+    rabbitmq_api_url: RabbitMQ management API (for unacked counts); derived from the broker URL.
+    max_retries: retries of a transiently failing message before it is dead-lettered.
+    time_limit: default time limit of an actor, in seconds.
+    heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
+    """
+
+    broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
+    database_url: str = "postgresql://postgres@127.0.0.1:5432/pulse"
+    log_level: str = "INFO"
+    metrics_port: int = 9191
+    metrics_dir: str = os.path.join(tempfile.gettempdir(), "pulse-metrics")
+    rabbitmq_api_url: str = ""
+    max_retries: int = 3
+    time_limit: int = 300
+    heartbeat_max_age: int = 180
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from ``env`` (default ``os.environ``); raise ConfigError on bad values.
+
+        Every bad variable is reported, in one line.
+        """
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        errors: list[str] = []
+        for field in dataclasses.fields(cls):
+            name = "PULSE_" + field.name.upper()
+            raw = env.get(name, "").strip()
+            if not raw:
+                continue
+            try:
+                values[field.name] = _PARSERS[field.name](raw)
+            except ValueError as e:
+                errors.append(f"{name}: {e}")
+        if errors:
+            raise ConfigError("; ".join(errors))
+        settings = cls(**values)
+        if not settings.rabbitmq_api_url and not settings.broker_url.startswith("stub:"):
+            settings = dataclasses.replace(settings, rabbitmq_api_url=management_url(settings.broker_url))
+        return settings
+
+    @property
+    def vhost(self) -> str:
+        """The RabbitMQ virtual host named by the broker URL."""
+        path = urlsplit(self.broker_url).path
+        return unquote(path[1:]) if len(path) > 1 else "/"
+
+    @property
+    def database_name(self) -> str:
+        return unquote(urlsplit(self.database_url).path.lstrip("/"))
+
+    def __repr__(self) -> str:
+        shown = {
+            f.name: redact(v) if f.name.endswith("_url") else v
+            for f in dataclasses.fields(self)
+            for v in [getattr(self, f.name)]
+        }
+        return "Settings(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+
+def redact(url: str) -> str:
+    """The URL with its password replaced by ``***``, for logs and error texts."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    netloc = f"{parts.username}:***@{host}" if parts.username else f"***@{host}"
+    return parts._replace(netloc=netloc).geturl()
+
+
+def management_url(broker_url: str) -> str:
+    """Default management API URL: same host and credentials as the broker, port 15672."""
+    parts = urlsplit(broker_url)
+    user = quote(unquote(parts.username or "guest"), safe="")
+    password = quote(unquote(parts.password or "guest"), safe="")
+    scheme = "https" if parts.scheme == "amqps" else "http"
+    return f"{scheme}://{user}:{password}@{parts.hostname}:15672"
+
+
+def _url(schemes: tuple[str, ...], example: str, need_path: bool = False) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        try:
+            parts: SplitResult = urlsplit(raw)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            raise ValueError(f"not a valid URL (expected {example})") from None
+        if parts.scheme == "stub" and "stub" in schemes:
+            return raw
+        if parts.scheme not in schemes or not parts.hostname:
+            raise ValueError(f"not a valid URL (expected {example})")
+        if need_path and not parts.path.strip("/"):
+            raise ValueError(f"the URL names no database (expected {example})")
+        if parts.scheme == "postgres":  # the libpq alias; peewee recognises only postgresql://
+            return parts._replace(scheme="postgresql").geturl()
+        return raw
+
+    return parse
+
+
+def _log_level(raw: str) -> str:
+    level = raw.upper()
+    if level not in LOG_LEVELS:
+        raise ValueError(f"unknown log level {raw!r} (use one of {', '.join(LOG_LEVELS)})")
+    return level
+
+
+def _int(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise ValueError(f"{what} must be between {low} and {high}, not {value}")
+        return value
+
+    return parse
+
+
+def _directory(raw: str) -> str:
+    if not os.path.isabs(raw):
+        raise ValueError(f"{raw!r} is not an absolute path")
+    return raw
+
+
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "broker_url": _url(("amqp", "amqps", "stub"), "amqp://user:password@host:5672/vhost or stub://"),
+    "database_url": _url(("postgresql", "postgres"), "postgresql://user:password@host:5432/dbname", True),
+    "log_level": _log_level,
+    "metrics_port": _int(1, 65535, "the port"),
+    "metrics_dir": _directory,
+    "rabbitmq_api_url": _url(("http", "https"), "http://user:password@host:15672"),
+    "max_retries": _int(0, 20, "the number of retries"),
+    # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
+    "time_limit": _int(1, 1500, "the time limit in seconds"),
+    "heartbeat_max_age": _int(60, 86400, "the heartbeat age in seconds"),
+}
+
+
+@functools.cache
+def get_settings() -> Settings:
+    """The process's settings, read from the environment on first use."""
+    return Settings.from_env()

@@ -1,0 +1,111 @@
+"""Dead letters: the record of messages that finally failed, and putting them back to work.
+
+A dead message is in two places: its queue's ``.XQ`` (where RabbitMQ put it) and a
+`FailedMessage` row (what `pulse dlq` lists). The row is the source of truth: it holds the whole
+message, so a message can be requeued even after the ``.XQ`` dropped it (after 7 days).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable
+from typing import Any
+
+import dramatiq
+from dramatiq import Message
+
+from pulse import rabbitmq
+from pulse.config import Settings
+from pulse.db import db
+from pulse.models import FailedMessage, utcnow
+
+MAX_TEXT = 20_000  # characters kept of an error message or traceback
+
+# Options that belong to a previous life of the message, not to a fresh attempt.
+RUN_OPTIONS = ("retries", "traceback", "requeue_timestamp", "eta", "redis_message_id")
+
+
+def record(message: Any, exception: BaseException | None) -> FailedMessage:
+    """Upsert the row of a message that has just been dead-lettered."""
+    if exception is None:
+        error_type, text, trace = "Unknown", "failed without an exception", ""
+    else:
+        error_type = type(exception).__name__
+        text = str(exception) or error_type
+        trace = "".join(traceback.format_exception(exception))
+    row = {
+        FailedMessage.message_id: message.message_id,
+        FailedMessage.queue_name: message.queue_name,
+        FailedMessage.actor_name: message.actor_name,
+        FailedMessage.args: list(message.args),
+        FailedMessage.kwargs: message.kwargs,
+        FailedMessage.options: {k: v for k, v in message.options.items() if k != "traceback"},
+        FailedMessage.message_timestamp: message.message_timestamp,
+        FailedMessage.error_type: error_type[:128],
+        FailedMessage.error_message: text[:MAX_TEXT],
+        FailedMessage.traceback: trace[-MAX_TEXT:],
+        FailedMessage.attempts: max(1, message.options.get("retries", 0)),
+        FailedMessage.failed_at: utcnow(),
+        FailedMessage.requeued_at: None,
+    }
+    (
+        FailedMessage.insert(row)
+        .on_conflict(conflict_target=[FailedMessage.message_id], update={k: v for k, v in row.items()})
+        .execute()
+    )
+    return FailedMessage.get(FailedMessage.message_id == message.message_id)
+
+
+def pending(queue_name: str | None = None, limit: int | None = None) -> list[FailedMessage]:
+    """Dead messages not requeued since they last failed, newest first."""
+    query = FailedMessage.select().where(FailedMessage.requeued_at.is_null()).order_by(FailedMessage.failed_at.desc())
+    if queue_name:
+        query = query.where(FailedMessage.queue_name == queue_name)
+    if limit:
+        query = query.limit(limit)
+    return list(query)
+
+
+def requeue(settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMessage]) -> int:
+    """Send dead messages back to their queues for a fresh set of attempts. Returns how many.
+
+    Each is first taken out of its ``.XQ`` (so it is not there twice), then marked requeued and
+    sent in one transaction: if the send fails, the row stays dead; if the requeued message fails
+    again, its new failure waits for this commit and wins.
+    """
+    rows = list(rows)
+    by_queue: dict[str, set[str]] = {}
+    for row in rows:
+        by_queue.setdefault(row.queue_name, set()).add(row.message_id)
+    for queue_name, ids in by_queue.items():
+        rabbitmq.take_dead_letters(settings, queue_name, ids)
+    for row in rows:
+        with db.atomic():
+            (
+                FailedMessage.update(requeued_at=utcnow(), requeue_count=FailedMessage.requeue_count + 1)
+                .where(FailedMessage.id == row.id)
+                .execute()
+            )
+            broker.enqueue(as_message(row))
+    return len(rows)
+
+
+def as_message(row: FailedMessage) -> Message:
+    """The message of a row, ready for a fresh set of attempts (same id, so it can be traced)."""
+    return Message(
+        queue_name=row.queue_name,
+        actor_name=row.actor_name,
+        args=tuple(row.args),
+        kwargs=row.kwargs,
+        options={k: v for k, v in row.options.items() if k not in RUN_OPTIONS},
+        message_id=row.message_id,
+    )
+
+
+def purge(settings: Settings, queues: Iterable[str]) -> tuple[int, int]:
+    """Forget every dead message of these queues: rows and ``.XQ`` contents.
+    Returns (rows deleted, messages dropped from the .XQ queues)."""
+    queues = list(queues)
+    rows = FailedMessage.delete().where(FailedMessage.queue_name.in_(queues)).execute()
+    dropped = sum(rabbitmq.purge(settings, rabbitmq.xq(q)) for q in queues)
+    return rows, dropped

@@ -1,0 +1,67 @@
+"""JSON log lines: ``level``, ``time``, ``logger``, ``msg``, and while a message is processed
+``worker`` (its queue), ``jobId`` (its message id), ``organizationId`` and ``componentId``.
+
+The log-context middleware fills the context per message; an actor that learns more (the
+organization of the component it loaded) adds it with `bind`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from datetime import datetime, timezone
+from typing import Any
+
+from pythonjsonlogger.json import JsonFormatter
+
+CONTEXT_FIELDS = ("worker", "jobId", "organizationId", "componentId")
+
+_context = threading.local()
+
+
+def bind(**fields: Any) -> None:
+    """Add fields to the log context of the current thread (until `clear`)."""
+    current = getattr(_context, "fields", None)
+    _context.fields = {**(current or {}), **fields}
+
+
+def clear() -> None:
+    _context.fields = None
+
+
+class ContextFilter(logging.Filter):
+    """Copies the current thread's context onto each record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        fields = getattr(_context, "fields", None)
+        if fields:
+            for key, value in fields.items():
+                if value is not None:
+                    setattr(record, key, value)
+        return True
+
+
+class Formatter(JsonFormatter):
+    def __init__(self) -> None:
+        super().__init__(
+            "%(levelname)s %(asctime)s %(name)s %(message)s",
+            rename_fields={"levelname": "level", "asctime": "time", "name": "logger", "message": "msg"},
+        )
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        return datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def configure(level: str) -> None:
+    """Make every root handler write JSON lines (adding one on stderr if there is none)."""
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.StreamHandler(sys.stderr))
+    for handler in root.handlers:
+        handler.setFormatter(Formatter())
+        if not any(isinstance(f, ContextFilter) for f in handler.filters):
+            handler.addFilter(ContextFilter())
+    root.setLevel(level)
+    # pika narrates every connection and channel at INFO.
+    logging.getLogger("pika").setLevel(max(logging.WARNING, root.level))

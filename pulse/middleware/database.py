@@ -1,0 +1,36 @@
+"""A database connection per message, from the process's pool, always returned."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dramatiq
+
+from pulse.config import Settings
+from pulse.db import db, setup_database
+
+
+class Database(dramatiq.Middleware):
+    """Sizes the pool to the worker's threads at boot and returns each thread's connection when
+    its message is done, whatever the outcome. A message that never queries takes no connection.
+
+    Parameters:
+      settings(Settings): where the database is.
+    """
+
+    def __init__(self, *, settings: Settings) -> None:
+        self.settings = settings
+
+    def before_worker_boot(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
+        setup_database(self.settings, max_connections=worker.worker_threads)
+
+    def after_process_message(
+        self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None
+    ) -> None:
+        db.close()
+
+    def after_skip_message(self, broker: dramatiq.Broker, message: Any) -> None:
+        db.close()
+
+    def before_worker_thread_shutdown(self, broker: dramatiq.Broker, thread: Any) -> None:
+        db.close()

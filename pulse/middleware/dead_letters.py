@@ -1,0 +1,52 @@
+"""Records every message that finally fails, as it goes to its queue's `.XQ`."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import dramatiq
+from dramatiq.errors import ActorNotFound
+
+from pulse import deadletters
+from pulse.db import db
+
+logger = logging.getLogger(__name__)
+
+
+class DeadLetters(dramatiq.Middleware):
+    """Writes a `FailedMessage` row (actor, arguments, error type, message and traceback) for each
+    rejected message: retries exhausted, a permanent error, or an actor this worker does not know.
+
+    If the database cannot be written, the message is still in the `.XQ` and the error is logged.
+    """
+
+    def __init__(self) -> None:
+        self.last = threading.local()
+
+    def after_process_message(
+        self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None
+    ) -> None:
+        # The rejection comes after every after_process_message hook, in the same thread.
+        self.last.failure = (message.message_id, exception)
+
+    def before_nack(self, broker: dramatiq.Broker, message: Any) -> None:
+        message_id, exception = getattr(self.last, "failure", (None, None))
+        if message_id != message.message_id:
+            exception = None
+        if exception is None and message.actor_name not in broker.actors:
+            exception = ActorNotFound(message.actor_name)
+        try:
+            with db.connection_context():
+                deadletters.record(message, exception)
+        except Exception:
+            logger.exception("Could not record dead message %s; it is still in %s.XQ.", message.message_id,
+                             message.queue_name)
+        logger.error(
+            "Message %s (%s) dead-lettered after %d attempt(s): %s.",
+            message.message_id,
+            message.actor_name,
+            max(1, message.options.get("retries", 0)),
+            type(exception).__name__ if exception else "unknown error",
+        )

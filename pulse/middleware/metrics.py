@@ -1,0 +1,194 @@
+"""Prometheus metrics of the workers: Pulse's own beside dramatiq's, on ``PULSE_METRICS_PORT``.
+
+Each worker process writes its samples to prometheus-client's multiprocess directory; one extra
+process (a dramatiq "fork") serves the sum of them all, plus the queue depths read from RabbitMQ
+at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process),
+so a restart starts from clean files; directories of runs that are gone are removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from http.server import HTTPServer
+from typing import Any
+
+import dramatiq
+
+from pulse.config import Settings, get_settings
+
+logger = logging.getLogger(__name__)
+
+BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 300)
+
+
+def run_directory(base: str) -> str:
+    """The multiprocess directory of the current dramatiq run (workers and forks share a parent)."""
+    parent = os.getppid()
+    return os.path.join(base, f"{parent}-{_start_time(parent)}")
+
+
+def _start_time(pid: int) -> str:
+    # Tells a live process from an older one with the same pid (pid 1 in every container).
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "0"
+
+
+def remove_stale_directories(base: str) -> None:
+    for name in os.listdir(base):
+        pid, _, started = name.partition("-")
+        if pid.isdigit() and _start_time(int(pid)) != started:
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+# dramatiq's Prometheus middleware reads its directory from the environment when first imported.
+os.environ["dramatiq_prom_db"] = run_directory(get_settings().metrics_dir)
+from dramatiq.middleware.prometheus import Prometheus  # noqa: E402
+
+
+class Metrics(Prometheus):
+    """dramatiq's Prometheus middleware plus `worker_processing_seconds`,
+    `worker_task_success_total`, `worker_task_failure_total`, `worker_task_dlq_total`
+    (and `worker_queue_depth`, `worker_dead_letters` computed at scrape time).
+
+    It counts only in processes booted by ``dramatiq`` (with a multiprocess directory); elsewhere
+    (the scheduler, the CLI, tests on a StubBroker) its hooks do nothing.
+
+    Parameters:
+      settings(Settings): gives the metrics directory.
+    """
+
+    def __init__(self, *, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+        self.booted = False
+        self.started: dict[str, float] = {}
+
+    @property
+    def forks(self) -> list[Any]:
+        return [serve]
+
+    def after_process_boot(self, broker: dramatiq.Broker) -> None:
+        base = self.settings.metrics_dir
+        os.makedirs(base, exist_ok=True)
+        remove_stale_directories(base)
+        os.makedirs(run_directory(base), exist_ok=True)
+        super().after_process_boot(broker)  # sets PROMETHEUS_MULTIPROC_DIR before importing the client
+        import prometheus_client as prom
+
+        registry = prom.CollectorRegistry()
+        self.processing = prom.Histogram(
+            "worker_processing_seconds",
+            "Time spent processing a message, by actor.",
+            ["task_name"],
+            buckets=BUCKETS,
+            registry=registry,
+        )
+        self.successes = prom.Counter(
+            "worker_task_success", "Messages processed successfully.", ["task_name"], registry=registry
+        )
+        self.failures = prom.Counter(
+            "worker_task_failure", "Failed attempts, by exception type.", ["task_name", "error_type"], registry=registry
+        )
+        self.dead = prom.Counter(
+            "worker_task_dlq", "Messages dead-lettered after their last attempt.", ["task_name"], registry=registry
+        )
+        self.booted = True
+
+    def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
+        if self.booted:
+            super().before_process_message(broker, message)
+            self.started[message.message_id] = time.perf_counter()
+
+    def after_process_message(
+        self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None
+    ) -> None:
+        if not self.booted:
+            return
+        super().after_process_message(broker, message, result=result, exception=exception)
+        started = self.started.pop(message.message_id, None)
+        if started is not None:
+            self.processing.labels(message.actor_name).observe(time.perf_counter() - started)
+        if exception is None:
+            self.successes.labels(message.actor_name).inc()
+        else:
+            self.failures.labels(message.actor_name, type(exception).__name__).inc()
+
+    def after_skip_message(self, broker: dramatiq.Broker, message: Any) -> None:
+        if self.booted:
+            super().after_skip_message(broker, message)
+            self.started.pop(message.message_id, None)
+
+    def after_nack(self, broker: dramatiq.Broker, message: Any) -> None:
+        if self.booted:
+            super().after_nack(broker, message)
+            self.dead.labels(message.actor_name).inc()
+
+    def after_enqueue(self, broker: dramatiq.Broker, message: Any, delay: int) -> None:
+        if self.booted:
+            super().after_enqueue(broker, message, delay)
+
+    def before_delay_message(self, broker: dramatiq.Broker, message: Any) -> None:
+        if self.booted:
+            super().before_delay_message(broker, message)
+
+    def after_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
+        if self.booted:
+            super().after_worker_shutdown(broker, worker)
+
+
+class QueueDepth:
+    """A collector reading, at each scrape, the messages waiting in each queue and its `.XQ`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def collect(self) -> Any:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from pulse.rabbitmq import QUEUES, ready_counts, xq
+
+        up = GaugeMetricFamily("worker_broker_up", "1 if RabbitMQ answered the last scrape.")
+        try:
+            counts = ready_counts(self.settings, [n for q in QUEUES for n in (q, xq(q))])
+        except Exception as e:  # noqa: BLE001 - a scrape must answer, with the broker marked down
+            logger.warning("Could not read queue depths: %s", type(e).__name__)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        depth = GaugeMetricFamily("worker_queue_depth", "Messages ready in the queue.", labels=["queue_name"])
+        dead = GaugeMetricFamily("worker_dead_letters", "Messages in the queue's .XQ.", labels=["queue_name"])
+        for q in QUEUES:
+            depth.add_metric([q], counts[q] or 0)
+            dead.add_metric([q], counts[xq(q)] or 0)
+        yield depth
+        yield dead
+
+
+def serve() -> int:
+    """Serve the metrics of every worker process of this run (runs in a dramatiq fork process)."""
+    from prometheus_client import CollectorRegistry, MetricsHandler
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    settings = get_settings()
+    directory = run_directory(settings.metrics_dir)
+    os.makedirs(directory, exist_ok=True)
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=directory)
+    registry.register(QueueDepth(settings))  # type: ignore[arg-type]
+
+    class Handler(MetricsHandler.factory(registry)):  # type: ignore[misc]
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - one line per scrape is noise
+            pass
+
+    server = HTTPServer(("0.0.0.0", settings.metrics_port), Handler)
+    logger.info("Serving metrics on port %d.", settings.metrics_port)
+    server.serve_forever()
+    return 0

@@ -1,0 +1,40 @@
+from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, IntegerField, JSONField, TextField
+
+from pulse.models.base import BaseModel, DateTimeTZField, utcnow
+from pulse.models.organization import Organization
+
+TYPES = ("ENDPOINT", "METRIC", "SERVICE")
+STATUSES = ("OPERATIONAL", "DEGRADED_PERFORMANCE", "PARTIAL_OUTAGE", "MAJOR_OUTAGE", "UNDER_MAINTENANCE")
+
+
+class Component(BaseModel):
+    """Something whose status a status page shows; an ENDPOINT is checked over HTTP.
+
+    Intervals are in seconds (15 s to 24 h), timeouts in milliseconds.
+    """
+
+    id = BigAutoField()
+    organization = ForeignKeyField(Organization, backref="components", on_delete="CASCADE")
+    key = CharField(max_length=64)
+    name = CharField(max_length=200)
+    type = CharField(max_length=16, default="ENDPOINT")
+    status = CharField(max_length=32, default="OPERATIONAL")
+    url = TextField(null=True)
+    method = CharField(max_length=8, default="GET")
+    headers = JSONField(default=dict)
+    body = TextField(null=True)
+    interval_seconds = IntegerField(default=60)
+    timeout_ms = IntegerField(default=10000)
+    conditions = JSONField(default=list)
+    failure_threshold = IntegerField(default=3)
+    success_threshold = IntegerField(default=2)
+    auto_incident = BooleanField(default=True)
+    paused = BooleanField(default=False)
+    next_check_at = DateTimeTZField(null=True)
+    consecutive_failures = IntegerField(default=0)
+    consecutive_successes = IntegerField(default=0)
+    created_at = DateTimeTZField(default=utcnow)
+    updated_at = DateTimeTZField(default=utcnow)
+
+    class Meta:
+        indexes = ((("organization", "key"), True),)

@@ -1,0 +1,177 @@
+"""Direct RabbitMQ operations for operators: counts, purges, taking messages out of a `.XQ`.
+
+Counts over AMQP (a passive declare) are exact but know only ready messages; the management API
+also knows unacked ones but samples every few seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+import pika
+import pika.exceptions
+import requests
+
+from pulse.config import Settings
+
+API_TIMEOUT = 5  # seconds
+
+#: One queue per domain; dramatiq adds ``<queue>.DQ`` (delays, backoff) and ``<queue>.XQ`` (dead letters).
+QUEUES = ("uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics")
+
+#: Queue arguments are fixed when a queue is first declared, so priorities exist from the start.
+MAX_PRIORITY = 10
+
+# pika connection parameters, unless the URL sets them. Heartbeats detect a dead peer in about a minute.
+CONNECTION_DEFAULTS = {
+    "heartbeat": "30",
+    "connection_attempts": "3",
+    "retry_delay": "1",
+    "socket_timeout": "5",
+    "blocked_connection_timeout": "30",
+}
+
+
+def amqp_url(url: str) -> str:
+    """The broker URL with Pulse's connection defaults added where it sets none."""
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    return parts._replace(query=urlencode({**CONNECTION_DEFAULTS, **query})).geturl()
+
+
+def xq(queue_name: str) -> str:
+    return f"{queue_name}.XQ"
+
+
+def dq(queue_name: str) -> str:
+    return f"{queue_name}.DQ"
+
+
+@dataclasses.dataclass
+class QueueCounts:
+    queue: str
+    ready: int | None  # None: the queue does not exist yet
+    unacked: int | None  # None: unknown (the management API did not answer)
+    delayed: int | None  # in <queue>.DQ, waiting for their retry
+    dead: int | None  # in <queue>.XQ
+    consumers: int | None
+
+
+@contextlib.contextmanager
+def channel(settings: Settings) -> Iterator[pika.adapters.blocking_connection.BlockingChannel]:
+    """A short-lived channel on its own connection."""
+    connection = pika.BlockingConnection(pika.URLParameters(amqp_url(settings.broker_url)))
+    try:
+        yield connection.channel()
+    finally:
+        if connection.is_open:
+            connection.close()
+
+
+def ready_counts(settings: Settings, names: Iterable[str]) -> dict[str, int | None]:
+    """Ready messages per queue (None for a queue that does not exist), exact, over AMQP."""
+    counts: dict[str, int | None] = {}
+    with channel(settings) as ch:
+        for name in names:
+            try:
+                counts[name] = ch.queue_declare(name, passive=True).method.message_count
+            except pika.exceptions.ChannelClosedByBroker as e:
+                if e.reply_code != 404:
+                    raise
+                counts[name] = None
+                ch = ch.connection.channel()
+    return counts
+
+
+def management_queues(settings: Settings) -> dict[str, dict]:
+    """The management API's view of the vhost's queues, by name. Raises requests.RequestException."""
+    parts = urlsplit(settings.rabbitmq_api_url)
+    base = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")).geturl()
+    response = requests.get(
+        f"{base.rstrip('/')}/api/queues/{quote(settings.vhost, safe='')}",
+        params={"columns": "name,messages_ready,messages_unacknowledged,consumers,arguments"},
+        auth=(parts.username or "guest", parts.password or "guest"),
+        timeout=API_TIMEOUT,
+    )
+    response.raise_for_status()
+    return {q["name"]: q for q in response.json()}
+
+
+def queue_counts(settings: Settings, queues: Iterable[str]) -> tuple[list[QueueCounts], str | None]:
+    """Counts for each queue, and a note when the management API could not be read (then
+    unacked counts are unknown)."""
+    queues = list(queues)
+    names = [n for q in queues for n in (q, dq(q), xq(q))]
+    ready = ready_counts(settings, names)
+    note = None
+    try:
+        api = management_queues(settings)
+    except requests.RequestException as e:
+        api = {}
+        note = f"management API unavailable ({type(e).__name__}): unacked counts unknown"
+    rows = []
+    for q in queues:
+        info = api.get(q, {})
+        rows.append(
+            QueueCounts(
+                queue=q,
+                ready=ready[q],
+                unacked=info.get("messages_unacknowledged") if api else None,
+                delayed=_total(ready[dq(q)], api.get(dq(q), {}).get("messages_unacknowledged")),
+                dead=ready[xq(q)],
+                consumers=info.get("consumers") if api else None,
+            )
+        )
+    return rows, note
+
+
+def _total(ready: int | None, unacked: int | None) -> int | None:
+    # Delayed messages sit unacked in worker memory until due.
+    if ready is None:
+        return None
+    return ready + (unacked or 0)
+
+
+def purge(settings: Settings, queue_name: str) -> int:
+    """Drop every message of one queue. Returns how many were dropped (0 if it does not exist)."""
+    with channel(settings) as ch:
+        try:
+            return ch.queue_purge(queue_name).method.message_count
+        except pika.exceptions.ChannelClosedByBroker as e:
+            if e.reply_code == 404:
+                return 0
+            raise
+
+
+def take_dead_letters(settings: Settings, queue_name: str, message_ids: set[str]) -> int:
+    """Remove the messages with these ids from ``<queue>.XQ``; leave every other one in place.
+
+    Each message is fetched unacknowledged; the ones named are acked, the rest return to the
+    queue when the channel closes (so nothing is lost if this process dies half-way).
+    Returns how many were removed.
+    """
+    removed = 0
+    with channel(settings) as ch:
+        try:
+            total = ch.queue_declare(xq(queue_name), passive=True).method.message_count
+        except pika.exceptions.ChannelClosedByBroker:
+            return 0
+        for _ in range(total):
+            method, _properties, body = ch.basic_get(xq(queue_name), auto_ack=False)
+            if method is None:
+                break
+            if _message_id(body) in message_ids:
+                ch.basic_ack(method.delivery_tag)
+                removed += 1
+    return removed
+
+
+def _message_id(body: bytes) -> str | None:
+    try:
+        return json.loads(body).get("message_id")
+    except (ValueError, AttributeError):
+        return None

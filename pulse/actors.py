@@ -7,19 +7,21 @@ It reads the settings, sets up JSON logs, the database and the broker, then impo
 (`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line.
 """
 
-from pulse import logging as pulse_logging
-from pulse.broker import setup_broker
 from pulse.config import get_settings
-from pulse.db import setup_database
 from pulse.errors import ConfigError
 
 try:
     settings = get_settings()
-    pulse_logging.configure(settings.log_level)
-    setup_database(settings)
-    broker = setup_broker(settings)
 except ConfigError as e:
     raise SystemExit(f"pulse: {e}") from None
+
+from pulse import logging as pulse_logging  # noqa: E402
+from pulse.broker import setup_broker  # noqa: E402
+from pulse.db import setup_database  # noqa: E402
+
+pulse_logging.configure(settings.log_level)
+setup_database(settings)
+broker = setup_broker(settings)
 
 import actors  # noqa: E402,F401 - declares the actors on the broker
 import schedules  # noqa: E402,F401 - declares the periodic ticks

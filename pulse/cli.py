@@ -9,6 +9,7 @@ from typing import Any
 import click
 import peewee
 import pika.exceptions
+import psycopg
 from rich.console import Console
 from rich.table import Table
 
@@ -26,7 +27,7 @@ class PulseGroup(click.Group):
             return super().invoke(ctx)
         except ConfigError as e:
             fail(str(e), code=2)
-        except (peewee.OperationalError, peewee.InterfaceError) as e:
+        except (peewee.OperationalError, peewee.InterfaceError, psycopg.OperationalError) as e:
             fail(f"database unavailable at {redact(get_settings().database_url)}: {first_line(e)}")
         except pika.exceptions.AMQPError as e:
             fail(f"RabbitMQ unavailable at {redact(get_settings().broker_url)}: {first_line(e) or type(e).__name__}")
@@ -228,3 +229,7 @@ def health(as_json: bool) -> None:
         for c in checks:
             click.echo(f"{c.name:<10} {'ok  ' if c.ok else 'FAIL'} {c.detail}")
     sys.exit(0 if healthy else 1)
+
+
+if __name__ == "__main__":
+    main()

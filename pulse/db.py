@@ -58,7 +58,7 @@ def create_database_if_missing(settings: Settings) -> bool:
             return False
         try:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        except errors.DuplicateDatabase:  # created by a concurrent `pulse migrate`
+        except (errors.DuplicateDatabase, errors.UniqueViolation):  # a concurrent `pulse migrate` made it
             return False
     logger.info("Created database %s.", name)
     return True

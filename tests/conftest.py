@@ -1,0 +1,89 @@
+"""Test fixtures: the real PostgreSQL and RabbitMQ, a database and vhost per tox environment."""
+
+import dataclasses
+import os
+
+from tests.support.env import ENV, NAMESPACE
+
+os.environ.update(ENV)  # before Pulse reads its settings
+
+import dramatiq  # noqa: E402
+import psycopg  # noqa: E402
+import pytest  # noqa: E402
+import requests  # noqa: E402
+from psycopg import sql  # noqa: E402
+
+from pulse import rabbitmq  # noqa: E402
+from pulse.broker import build_broker  # noqa: E402
+from pulse.config import Settings, get_settings  # noqa: E402
+from pulse.db import db, migrate, setup_database  # noqa: E402
+from tests.support.models import Attempt  # noqa: E402
+
+TABLES = ("test_attempt", "failed_message", "heartbeat", "incident_update", "incident", "uptime_check", "component",
+          "organization")
+
+
+def reset_vhost(settings: Settings) -> None:
+    api = settings.rabbitmq_api_url.rstrip("/") + "/api"
+    vhost = requests.utils.quote(settings.vhost, safe="")
+    try:
+        requests.delete(f"{api}/vhosts/{vhost}", timeout=10)
+    except requests.ConnectionError:
+        pytest.exit(
+            "RabbitMQ's management API does not answer on port 15672: "
+            "run `rabbitmq-plugins enable rabbitmq_management`",
+            returncode=3,
+        )
+    requests.put(f"{api}/vhosts/{vhost}", timeout=10).raise_for_status()
+    requests.put(
+        f"{api}/permissions/{vhost}/guest", json={"configure": ".*", "write": ".*", "read": ".*"}, timeout=10
+    ).raise_for_status()
+
+
+def reset_database(settings: Settings) -> None:
+    admin = psycopg.conninfo.make_conninfo(settings.database_url, dbname="postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(NAMESPACE)))
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    current = get_settings()
+    reset_vhost(current)
+    reset_database(current)
+    setup_database(current)
+    migrate(current)
+    Attempt.create_table()
+    return current
+
+
+@pytest.fixture
+def database(settings):
+    """A database with every table empty."""
+    db.execute_sql("TRUNCATE " + ", ".join(TABLES) + " RESTART IDENTITY CASCADE")
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def rabbit(settings):
+    """RabbitMQ with every queue of the test vhost empty."""
+    for name in rabbitmq.management_queues(settings):
+        rabbitmq.purge(settings, name)
+    return settings
+
+
+@pytest.fixture
+def stub_broker(settings, database):
+    """A StubBroker with all of Pulse's middleware."""
+    broker = build_broker(dataclasses.replace(settings, broker_url="stub://"))
+    yield broker
+    broker.close()
+
+
+@pytest.fixture
+def stub_worker(stub_broker):
+    worker = dramatiq.Worker(stub_broker, worker_timeout=50, worker_threads=2)
+    worker.start()
+    yield worker
+    worker.stop()

@@ -1,0 +1,53 @@
+"""Actors for tests that run real `dramatiq pulse.actors tests.support.actors` workers."""
+
+import os
+import time
+
+import dramatiq
+from dramatiq.middleware import CurrentMessage
+
+from pulse.broker import setup_broker
+from pulse.errors import PermanentError, TransientError
+from tests.support.models import Attempt
+
+broker = setup_broker()
+broker.add_middleware(CurrentMessage())
+QUEUE = "cleanup"
+
+
+def record(key: str) -> int:
+    """Write this attempt; return its number for the key."""
+    number = Attempt.count(key) + 1
+    message = CurrentMessage.get_current_message()
+    Attempt.create(key=key, message_id=message.message_id if message else "", number=number, pid=os.getpid())
+    return number
+
+
+@dramatiq.actor(queue_name=QUEUE)
+def noop(key: str) -> None:
+    record(key)
+
+
+@dramatiq.actor(queue_name=QUEUE)
+def always_permanent(key: str) -> None:
+    record(key)
+    raise PermanentError(f"{key} is rejected for good")
+
+
+@dramatiq.actor(queue_name=QUEUE)
+def always_transient(key: str) -> None:
+    number = record(key)
+    raise TransientError(f"{key} failed, attempt {number}")
+
+
+@dramatiq.actor(queue_name=QUEUE)
+def permanent_once(key: str) -> None:
+    if record(key) == 1:
+        raise PermanentError(f"{key} is rejected the first time")
+
+
+@dramatiq.actor(queue_name=QUEUE, time_limit=120_000)
+def slow_first_time(key: str) -> None:
+    """The first attempt hangs (the test kills its worker); later ones finish."""
+    if record(key) == 1:
+        time.sleep(60)

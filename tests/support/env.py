@@ -1,0 +1,19 @@
+"""Where the tests run: a database and a RabbitMQ vhost of their own per tox environment.
+
+Imported by conftest before anything of Pulse, so the settings every process reads are these.
+"""
+
+import os
+import re
+import tempfile
+
+NAMESPACE = "pulse_test_" + re.sub(r"\W", "_", os.environ.get("TOX_ENV_NAME", "local"))
+HOST = os.environ.get("PULSE_TEST_HOST", "127.0.0.1")
+
+ENV = {
+    "PULSE_BROKER_URL": f"amqp://guest:guest@{HOST}:5672/{NAMESPACE}",
+    "PULSE_DATABASE_URL": f"postgresql://postgres@{HOST}:5432/{NAMESPACE}",
+    "PULSE_RABBITMQ_API_URL": f"http://guest:guest@{HOST}:15672",
+    "PULSE_METRICS_DIR": os.path.join(tempfile.gettempdir(), NAMESPACE + "-metrics"),
+    "PULSE_LOG_LEVEL": "INFO",
+}

@@ -1,0 +1,69 @@
+"""Real worker processes (`dramatiq pulse.actors ...`) for integration tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tests.support.env import ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = "Worker process is ready for action"
+
+
+class WorkerProcess:
+    """``dramatiq pulse.actors tests.support.actors`` in its own process group, its output kept."""
+
+    def __init__(self, *args: str, processes: int = 1, threads: int = 4, env: dict[str, str] | None = None) -> None:
+        command = [
+            sys.executable, "-m", "dramatiq", "pulse.actors", "tests.support.actors",
+            "--path", str(ROOT), "--processes", str(processes), "--threads", str(threads), *args,
+        ]
+        self.expected_ready = processes
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        self.process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, **ENV, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout
+        for line in self.process.stdout:
+            self.lines.append(line)
+            if sum(READY in seen for seen in self.lines) >= self.expected_ready:
+                self.ready.set()
+        self.ready.set()  # the process ended: let waiters look at why
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def wait_ready(self, timeout: float = 60) -> WorkerProcess:
+        if not self.ready.wait(timeout) or self.process.poll() is not None:
+            raise AssertionError(f"worker did not start:\n{self.output}")
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL every process of the group, as a crash would."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self, timeout: float = 30) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)  # the main process passes it on, once
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.process.returncode

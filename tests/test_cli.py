@@ -1,0 +1,132 @@
+"""The `pulse` command line, as an operator runs it."""
+
+import json
+import subprocess
+import sys
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from pulse.models import Heartbeat
+from pulse.models.heartbeat import SCHEDULER
+from tests.support.env import ENV, NAMESPACE
+from tests.support.wait import wait_for
+from tests.support.worker import ROOT, WorkerProcess
+
+
+def pulse(*args, **env):
+    return subprocess.run(
+        [sys.executable, "-m", "pulse.cli", *args],
+        cwd=ROOT,
+        env={**ENV, "PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def fresh_database(settings):
+    name = NAMESPACE + "_fresh"
+    admin = psycopg.conninfo.make_conninfo(settings.database_url, dbname="postgres")
+
+    def drop():
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+    drop()
+    yield settings.database_url.rsplit("/", 1)[0] + "/" + name
+    drop()
+
+
+def test_migrate_creates_the_database_and_is_safe_to_repeat(fresh_database):
+    first = pulse("migrate", PULSE_DATABASE_URL=fresh_database)
+    assert (first.returncode, first.stdout) == (0, "applied 0001_initial\n"), first.stderr
+    again = pulse("migrate", PULSE_DATABASE_URL=fresh_database)
+    assert (again.returncode, again.stdout) == (0, "database is up to date\n")
+
+
+def test_two_migrations_at_once_apply_each_migration_once(fresh_database):
+    command = [sys.executable, "-m", "pulse.cli", "migrate"]
+    env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_DATABASE_URL": fresh_database}
+    runs = [subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = sorted(run.communicate(timeout=120)[0] for run in runs)
+    assert [run.returncode for run in runs] == [0, 0]
+    assert outputs == ["applied 0001_initial\n", "database is up to date\n"]
+
+
+def test_health_names_what_is_wrong(database, rabbit):
+    result = pulse("health", "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert [(c["name"], c["ok"]) for c in report["checks"]] == [
+        ("broker", True),
+        ("database", True),
+        ("scheduler", False),
+    ]
+    assert "no scheduler heartbeat yet" in report["checks"][2]["detail"]
+
+    down = pulse("health", PULSE_BROKER_URL="amqp://guest:secret@127.0.0.1:1/x")
+    assert down.returncode == 1
+    assert down.stdout.startswith("broker     FAIL ")
+    assert "secret" not in down.stdout + down.stderr
+
+
+def test_health_passes_once_the_heartbeat_tick_ran_on_a_worker(database, rabbit):
+    from schedules.heartbeat import heartbeat
+
+    worker = WorkerProcess("--queues", "cleanup").wait_ready()
+    try:
+        heartbeat.send()
+        wait_for(lambda: Heartbeat.get_or_none(Heartbeat.name == SCHEDULER), "the heartbeat row")
+    finally:
+        worker.stop()
+    result = pulse("health")
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines()[2].startswith("scheduler  ok   last heartbeat")
+
+
+def test_the_scheduler_starts_and_registers_the_heartbeat(settings):
+    scheduler = subprocess.Popen(
+        [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],
+        cwd=ROOT,
+        env={**ENV, "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        lines = []
+        assert scheduler.stdout
+        for line in scheduler.stdout:
+            lines.append(line)
+            if "schedules.heartbeat:heartbeat@cleanup" in line:
+                break
+        assert scheduler.poll() is None, "".join(lines)
+        assert all(json.loads(line)["level"] for line in lines[1:]), "JSON log lines"
+    finally:
+        scheduler.terminate()
+        scheduler.wait(30)
+
+
+def test_queues_lists_every_queue(database, rabbit):
+    result = pulse("queues", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["queue"]: row for row in json.loads(result.stdout)["queues"]}
+    assert list(rows) == ["uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics"]
+    assert set(rows["uptime"]) == {"queue", "ready", "unacked", "delayed", "dead", "consumers"}
+
+
+def test_dlq_errors_are_one_line(database):
+    missing = pulse("dlq", "show", "12345")
+    assert (missing.returncode, missing.stderr) == (1, "pulse: no dead message '12345' (see `pulse dlq list`)\n")
+    usage = pulse("dlq", "requeue")
+    assert (usage.returncode, usage.stderr) == (2, "pulse: name the messages to requeue, or give --all\n")
+
+
+def test_an_unreachable_database_is_one_line_without_its_password(settings):
+    result = pulse("dlq", "list", PULSE_DATABASE_URL="postgresql://pulse:s3cret@127.0.0.1:1/pulse")
+    assert result.returncode == 1
+    assert result.stderr.startswith("pulse: database unavailable at postgresql://pulse:***@127.0.0.1:1/pulse: ")
+    assert "s3cret" not in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,105 @@
+import subprocess
+import sys
+
+import pytest
+
+from pulse.config import Settings, management_url, redact
+from pulse.errors import ConfigError
+from tests.support.env import ENV
+from tests.support.worker import ROOT
+
+
+def test_defaults_need_no_environment():
+    settings = Settings.from_env({})
+    assert settings.broker_url == "amqp://guest:guest@127.0.0.1:5672/%2F"
+    assert settings.database_url == "postgresql://postgres@127.0.0.1:5432/pulse"
+    assert settings.log_level == "INFO"
+    assert settings.metrics_port == 9191
+    assert settings.vhost == "/"
+    assert settings.database_name == "pulse"
+    assert settings.rabbitmq_api_url == "http://guest:guest@127.0.0.1:15672"
+
+
+def test_it_reads_every_variable():
+    settings = Settings.from_env(
+        {
+            "PULSE_BROKER_URL": "amqps://u:p@rabbit.example:5671/prod",
+            "PULSE_DATABASE_URL": "postgres://u:p@db.example/pulse_prod",
+            "PULSE_LOG_LEVEL": "debug",
+            "PULSE_METRICS_PORT": "9000",
+            "PULSE_MAX_RETRIES": "5",
+            "PULSE_TIME_LIMIT": "60",
+        }
+    )
+    assert settings.vhost == "prod"
+    assert settings.database_url == "postgresql://u:p@db.example/pulse_prod"
+    assert settings.log_level == "DEBUG"
+    assert settings.metrics_port == 9000
+    assert settings.max_retries == 5
+    assert settings.time_limit == 60
+    assert settings.rabbitmq_api_url == "https://u:p@rabbit.example:15672"
+
+
+@pytest.mark.parametrize(
+    "name, value, reason",
+    [
+        ("PULSE_BROKER_URL", "rabbit", "not a valid URL"),
+        ("PULSE_BROKER_URL", "redis://localhost:6379", "not a valid URL"),
+        ("PULSE_BROKER_URL", "amqp://guest:guest@host:notaport/", "not a valid URL"),
+        ("PULSE_BROKER_URL", "amqp:///vhost", "not a valid URL"),
+        ("PULSE_DATABASE_URL", "mysql://root@localhost/pulse", "not a valid URL"),
+        ("PULSE_DATABASE_URL", "postgresql://postgres@localhost:5432/", "names no database"),
+        ("PULSE_DATABASE_URL", "postgresql://postgres@localhost:99999/pulse", "not a valid URL"),
+        ("PULSE_LOG_LEVEL", "LOUD", "unknown log level 'LOUD'"),
+        ("PULSE_METRICS_PORT", "0", "between 1 and 65535"),
+        ("PULSE_METRICS_PORT", "65536", "between 1 and 65535"),
+        ("PULSE_METRICS_PORT", "nine", "not a whole number"),
+        ("PULSE_METRICS_DIR", "relative/dir", "not an absolute path"),
+        ("PULSE_MAX_RETRIES", "-1", "between 0 and 20"),
+        ("PULSE_TIME_LIMIT", "1800", "between 1 and 1500"),
+        ("PULSE_HEARTBEAT_MAX_AGE", "10", "between 60 and 86400"),
+        ("PULSE_RABBITMQ_API_URL", "ftp://host", "not a valid URL"),
+    ],
+)
+def test_it_rejects_a_bad_value_naming_the_variable(name, value, reason):
+    with pytest.raises(ConfigError) as error:
+        Settings.from_env({name: value})
+    assert str(error.value).startswith(f"{name}: ")
+    assert reason in str(error.value)
+
+
+def test_it_reports_every_bad_variable_at_once():
+    with pytest.raises(ConfigError) as error:
+        Settings.from_env({"PULSE_LOG_LEVEL": "LOUD", "PULSE_METRICS_PORT": "0"})
+    assert "PULSE_LOG_LEVEL" in str(error.value) and "PULSE_METRICS_PORT" in str(error.value)
+
+
+def test_a_bad_url_never_shows_its_password():
+    with pytest.raises(ConfigError) as error:
+        Settings.from_env({"PULSE_BROKER_URL": "amqp://admin:s3cret@host:bad/"})
+    assert "s3cret" not in str(error.value)
+
+
+def test_secrets_are_redacted_from_repr():
+    settings = Settings.from_env({"PULSE_DATABASE_URL": "postgresql://pulse:s3cret@db:5432/pulse"})
+    assert "s3cret" not in repr(settings)
+    assert redact("amqp://u:s3cret@h:5672/v") == "amqp://u:***@h:5672/v"
+    assert management_url("amqp://a%40b:p%2Fw@h/v") == "http://a%40b:p%2Fw@h:15672"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-m", "dramatiq", "pulse.actors", "--processes", "1", "--threads", "1"],
+        [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],
+        [sys.executable, "-m", "pulse.cli", "health"],
+    ],
+    ids=["dramatiq", "periodiq", "pulse"],
+)
+def test_a_process_with_a_bad_setting_stops_with_one_line(command):
+    env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_METRICS_PORT": "70000"}
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "pulse: PULSE_METRICS_PORT: the port must be between 1 and 65535, not 70000" in output
+    assert "Traceback" not in output

@@ -15,9 +15,9 @@ try:
 except ConfigError as e:
     raise SystemExit(f"pulse: {e}") from None
 
-from pulse import logging as pulse_logging  # noqa: E402
-from pulse.broker import setup_broker  # noqa: E402
-from pulse.db import setup_database  # noqa: E402
+from pulse import logging as pulse_logging
+from pulse.broker import setup_broker
+from pulse.db import setup_database
 
 pulse_logging.configure(settings.log_level)
 setup_database(settings)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import AgeLimit, Callbacks, Pipelines, ShutdownNotifications
+from dramatiq.middleware import AgeLimit, ShutdownNotifications
 from periodiq import PeriodiqMiddleware
 
 from pulse.config import Settings, get_settings
@@ -25,7 +25,11 @@ __all__ = ["QUEUES", "build_broker", "setup_broker"]
 
 
 def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
-    """Pulse's middleware, in order: `before_*` hooks run top down, `after_*` hooks bottom up."""
+    """Pulse's middleware, in order: `before_*` hooks run top down, `after_*` hooks bottom up.
+
+    dramatiq's Callbacks and Pipelines are left out: Pulse chains work through the database
+    (claim, then send), and every middleware costs each message a call per hook.
+    """
     return [
         Database(settings=settings),
         LogContext(),
@@ -33,8 +37,6 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         AgeLimit(),
         TimeLimit(time_limit=settings.time_limit * 1000),
         ShutdownNotifications(),
-        Callbacks(),
-        Pipelines(),
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),

@@ -147,8 +147,14 @@ def dlq_list(queue: str | None, limit: int, as_json: bool) -> None:
     print_table(
         ["id", "failed at", "queue", "actor", "attempts", "error"],
         [
-            [r.id, r.failed_at.strftime("%Y-%m-%d %H:%M:%S"), r.queue_name, r.actor_name, r.attempts,
-             f"{r.error_type}: {r.error_message}"[:80]]
+            [
+                r.id,
+                r.failed_at.strftime("%Y-%m-%d %H:%M:%S"),
+                r.queue_name,
+                r.actor_name,
+                r.attempts,
+                f"{r.error_type}: {r.error_message}"[:80],
+            ]
             for r in rows
         ],
     )

@@ -11,10 +11,10 @@ import logging
 import os
 
 import psycopg
-from psycopg import conninfo, errors, sql
 from peewee import DatabaseProxy
 from playhouse.migrations import Runner
 from playhouse.pool import PooledPostgresqlDatabase
+from psycopg import conninfo, errors, sql
 
 from pulse.config import Settings, redact
 

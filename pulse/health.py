@@ -53,7 +53,7 @@ CHECKS: dict[str, Callable[[Settings], str]] = {
 
 
 def run_checks(settings: Settings) -> list[Check]:
-    results = []
+    results: list[Check] = []
     for name, check in CHECKS.items():
         if name == "scheduler" and not results[-1].ok:
             results.append(Check(name, False, "unknown: the database is not available"))

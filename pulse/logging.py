@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
@@ -50,7 +50,7 @@ class Formatter(JsonFormatter):
         )
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
-        return datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds")
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
 
 
 def configure(level: str) -> None:

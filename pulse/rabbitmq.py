@@ -90,7 +90,7 @@ def ready_counts(settings: Settings, names: Iterable[str]) -> dict[str, int | No
 def management_queues(settings: Settings) -> dict[str, dict]:
     """The management API's view of the vhost's queues, by name. Raises requests.RequestException."""
     parts = urlsplit(settings.rabbitmq_api_url)
-    base = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else "")).geturl()
+    base = parts._replace(netloc=(parts.hostname or "") + (f":{parts.port}" if parts.port else "")).geturl()
     response = requests.get(
         f"{base.rstrip('/')}/api/queues/{quote(settings.vhost, safe='')}",
         params={"columns": "name,messages_ready,messages_unacknowledged,consumers,arguments"},

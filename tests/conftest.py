@@ -7,20 +7,28 @@ from tests.support.env import ENV, NAMESPACE
 
 os.environ.update(ENV)  # before Pulse reads its settings
 
-import dramatiq  # noqa: E402
-import psycopg  # noqa: E402
-import pytest  # noqa: E402
-import requests  # noqa: E402
-from psycopg import sql  # noqa: E402
+import dramatiq
+import psycopg
+import pytest
+import requests
+from psycopg import sql
 
-from pulse import rabbitmq  # noqa: E402
-from pulse.broker import build_broker  # noqa: E402
-from pulse.config import Settings, get_settings  # noqa: E402
-from pulse.db import db, migrate, setup_database  # noqa: E402
-from tests.support.models import Attempt  # noqa: E402
+from pulse import rabbitmq
+from pulse.broker import build_broker
+from pulse.config import Settings, get_settings
+from pulse.db import db, migrate, setup_database
+from tests.support.models import Attempt
 
-TABLES = ("test_attempt", "failed_message", "heartbeat", "incident_update", "incident", "uptime_check", "component",
-          "organization")
+TABLES = (
+    "test_attempt",
+    "failed_message",
+    "heartbeat",
+    "incident_update",
+    "incident",
+    "uptime_check",
+    "component",
+    "organization",
+)
 
 
 def reset_vhost(settings: Settings) -> None:

@@ -1,5 +1,6 @@
 """Real `dramatiq pulse.actors` worker processes on the real RabbitMQ and PostgreSQL."""
 
+import itertools
 import json
 import socket
 
@@ -84,9 +85,9 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
 
     # 1 + 3 attempts, each retry waiting longer than the one before (1 s, 2 s, 4 s, with jitter).
     times = [a.at for a in Attempt.select().where(Attempt.key == "t").order_by(Attempt.number)]
-    gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
     assert len(times) == 4
-    assert [gap >= minimum for gap, minimum in zip(gaps, (1, 2, 4))] == [True, True, True], gaps
+    assert [gap >= minimum for gap, minimum in zip(gaps, (1, 2, 4), strict=True)] == [True, True, True], gaps
 
     # In each queue's .XQ, and in `pulse dlq list --json`.
     assert rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 3}
@@ -148,4 +149,3 @@ def test_requeue_all_and_purge(workers, settings):
     assert result.output.strip() == "deleted 3 record(s), dropped 3 message(s) from the dead-letter queues"
     assert FailedMessage.select().count() == 0
     assert rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 0}
-

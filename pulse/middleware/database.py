@@ -27,10 +27,13 @@ class Database(dramatiq.Middleware):
     def after_process_message(
         self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None
     ) -> None:
-        db.close()
+        if not db.is_closed():
+            db.close()
 
     def after_skip_message(self, broker: dramatiq.Broker, message: Any) -> None:
-        db.close()
+        if not db.is_closed():
+            db.close()
 
     def before_worker_thread_shutdown(self, broker: dramatiq.Broker, thread: Any) -> None:
-        db.close()
+        if not db.is_closed():
+            db.close()

@@ -41,8 +41,9 @@ class DeadLetters(dramatiq.Middleware):
             with db.connection_context():
                 deadletters.record(message, exception)
         except Exception:
-            logger.exception("Could not record dead message %s; it is still in %s.XQ.", message.message_id,
-                             message.queue_name)
+            logger.exception(
+                "Could not record dead message %s; it is still in %s.XQ.", message.message_id, message.queue_name
+            )
         logger.error(
             "Message %s (%s) dead-lettered after %d attempt(s): %s.",
             message.message_id,

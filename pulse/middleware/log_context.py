@@ -22,14 +22,12 @@ class LogContext(dramatiq.Middleware):
 
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
         fields = {"worker": message.queue_name, "jobId": message.message_id}
-        try:
-            actor = broker.get_actor(message.actor_name)
-            bound = _signature(actor.fn).bind_partial(*message.args, **message.kwargs).arguments
-        except (dramatiq.errors.ActorNotFound, TypeError, ValueError):
-            bound = message.kwargs
-        for name, field in ID_FIELDS.items():
-            if name in bound:
-                fields[field] = bound[name]
+        actor = broker.actors.get(message.actor_name)
+        for name, (field, position) in _id_parameters(actor.fn if actor else None).items():
+            if name in message.kwargs:
+                fields[field] = message.kwargs[name]
+            elif position is not None and position < len(message.args):
+                fields[field] = message.args[position]
         pulse_logging.clear()
         pulse_logging.bind(**fields)
 
@@ -38,9 +36,17 @@ class LogContext(dramatiq.Middleware):
     ) -> None:
         pulse_logging.clear()
 
-    after_skip_message = after_process_message  # type: ignore[assignment]
+    after_skip_message = after_process_message
 
 
 @functools.cache
-def _signature(fn: Any) -> inspect.Signature:
-    return inspect.signature(fn)
+def _id_parameters(fn: Any) -> dict[str, tuple[str, int | None]]:
+    """The id parameters an actor function takes: name -> (log field, position or None)."""
+    if fn is None:
+        return {name: (field, None) for name, field in ID_FIELDS.items()}
+    found = {}
+    for position, parameter in enumerate(inspect.signature(fn).parameters.values()):
+        if parameter.name in ID_FIELDS:
+            positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+            found[parameter.name] = (ID_FIELDS[parameter.name], position if positional else None)
+    return found

@@ -26,9 +26,7 @@ class Retries(dramatiq.middleware.Retries):
     """
 
     def __init__(self, *, max_retries: int = 3, min_backoff: int = 1000, max_backoff: int = MAX_BACKOFF) -> None:
-        super().__init__(
-            max_retries=max_retries, min_backoff=min_backoff, max_backoff=min(max_backoff, MAX_BACKOFF)
-        )
+        super().__init__(max_retries=max_retries, min_backoff=min_backoff, max_backoff=min(max_backoff, MAX_BACKOFF))
 
     def before_declare_actor(self, broker: dramatiq.Broker, actor: dramatiq.Actor) -> None:
         if actor.options.get("max_backoff", 0) > MAX_BACKOFF:

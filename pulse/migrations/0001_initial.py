@@ -117,6 +117,13 @@ def up(migrator, db):
 
 
 def down(migrator, db):
-    for table in ("heartbeat", "failed_message", "incident_update", "incident", "uptime_check", "component",
-                  "organization"):
+    for table in (
+        "heartbeat",
+        "failed_message",
+        "incident_update",
+        "incident",
+        "uptime_check",
+        "component",
+        "organization",
+    ):
         db.execute_sql(f"DROP TABLE {table}")

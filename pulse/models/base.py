@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from peewee import Model
 from playhouse.postgres_ext import DateTimeTZField
@@ -13,7 +13,7 @@ __all__ = ["BaseModel", "DateTimeTZField", "utcnow"]
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class BaseModel(Model):

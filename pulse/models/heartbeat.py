@@ -14,6 +14,4 @@ class Heartbeat(BaseModel):
     @classmethod
     def beat(cls, name: str) -> None:
         now = utcnow()
-        cls.insert(name=name, beat_at=now).on_conflict(
-            conflict_target=[cls.name], update={cls.beat_at: now}
-        ).execute()
+        cls.insert(name=name, beat_at=now).on_conflict(conflict_target=[cls.name], update={cls.beat_at: now}).execute()

@@ -20,8 +20,18 @@ class WorkerProcess:
 
     def __init__(self, *args: str, processes: int = 1, threads: int = 4, env: dict[str, str] | None = None) -> None:
         command = [
-            sys.executable, "-m", "dramatiq", "pulse.actors", "tests.support.actors",
-            "--path", str(ROOT), "--processes", str(processes), "--threads", str(threads), *args,
+            sys.executable,
+            "-m",
+            "dramatiq",
+            "pulse.actors",
+            "tests.support.actors",
+            "--path",
+            str(ROOT),
+            "--processes",
+            str(processes),
+            "--threads",
+            str(threads),
+            *args,
         ]
         self.expected_ready = processes
         self.lines: list[str] = []

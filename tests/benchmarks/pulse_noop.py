@@ -1,0 +1,12 @@
+"""Pulse's broker with all its middleware, and the same no-op actor."""
+
+import dramatiq
+
+from pulse.broker import setup_broker
+
+broker = setup_broker()
+
+
+@dramatiq.actor(queue_name="bench-pulse")
+def noop() -> None:
+    pass

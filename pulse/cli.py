@@ -83,6 +83,19 @@ def migrate() -> None:
 
 
 @main.command()
+@click.option("--processes", "-p", type=click.IntRange(1), default=1, show_default=True, help="Worker processes.")
+@click.option("--threads", "-t", type=click.IntRange(1), default=8, show_default=True, help="Threads per process.")
+def run(processes: int, threads: int) -> None:
+    """Migrate, then run workers and scheduler together until Ctrl-C."""
+    from pulse.db import migrate as run_migrations
+    from pulse.run import run as run_all
+
+    for name in run_migrations(settings()):
+        click.echo(f"applied {name}")
+    sys.exit(run_all(processes, threads))
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def queues(as_json: bool) -> None:
     """Ready, unacked, delayed and dead-letter counts per queue."""

@@ -1,8 +1,10 @@
 """The `pulse` command line, as an operator runs it."""
 
 import json
+import signal
 import subprocess
 import sys
+import threading
 
 import psycopg
 import pytest
@@ -12,7 +14,7 @@ from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
 from tests.support.env import ENV, NAMESPACE
 from tests.support.wait import wait_for
-from tests.support.worker import ROOT, WorkerProcess
+from tests.support.worker import ROOT, WorkerProcess, free_port
 
 
 def pulse(*args, **env):
@@ -130,3 +132,28 @@ def test_an_unreachable_database_is_one_line_without_its_password(settings):
     assert result.returncode == 1
     assert result.stderr.startswith("pulse: database unavailable at postgresql://pulse:***@127.0.0.1:1/pulse: ")
     assert "s3cret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_starts_workers_and_scheduler_and_ctrl_c_stops_both(database, rabbit):
+    command = [sys.executable, "-m", "pulse.cli", "run", "--threads", "2"]
+    env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_METRICS_PORT": str(free_port())}
+    run = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    started = threading.Event()
+
+    def read():
+        assert run.stdout
+        for line in run.stdout:
+            lines.append(line)
+            text = "".join(lines)
+            if "Worker process is ready for action" in text and "schedules.heartbeat:heartbeat@cleanup" in text:
+                started.set()
+        started.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert started.wait(60) and run.poll() is None, "".join(lines)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(60) == 0, "".join(lines)
+    output = "".join(lines)
+    assert "Worker has been shut down." in output
+    assert "Killing" not in output  # one signal each: a graceful stop

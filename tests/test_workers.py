@@ -2,7 +2,6 @@
 
 import itertools
 import json
-import socket
 
 import pytest
 import requests
@@ -16,13 +15,7 @@ from pulse.models import FailedMessage
 from tests.support import actors
 from tests.support.models import Attempt
 from tests.support.wait import wait_for
-from tests.support.worker import WorkerProcess
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.worker import WorkerProcess, free_port
 
 
 @pytest.fixture

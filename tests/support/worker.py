@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -13,6 +14,12 @@ from tests.support.env import ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "Worker process is ready for action"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class WorkerProcess:

@@ -1,0 +1,48 @@
+"""`pulse run`: workers and scheduler together in the foreground, for a laptop or a demo.
+
+Production runs them as separate services (see docker/compose.yml); this starts the same two
+commands, ``dramatiq pulse.actors`` and ``periodiq pulse.actors``, and stops both together.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+SCHEDULER = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
+
+
+def workers(processes: int, threads: int) -> list[str]:
+    return [sys.executable, "-m", "dramatiq", "pulse.actors", "--processes", str(processes), "--threads", str(threads)]
+
+
+def run(processes: int, threads: int, shutdown_timeout: float = 60) -> int:
+    """Run until Ctrl-C (or SIGTERM), or until one of the two exits; return an exit code."""
+    # Own sessions: a Ctrl-C reaches only this process, which passes on exactly one SIGTERM.
+    children = [
+        subprocess.Popen(command, start_new_session=True) for command in (workers(processes, threads), SCHEDULER)
+    ]
+    stopping = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    while not stopping and all(child.poll() is None for child in children):
+        time.sleep(0.2)
+    code = 0 if stopping else next((child.returncode for child in children if child.returncode), 1)
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + shutdown_timeout
+    for child in children:
+        try:
+            child.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    return code

@@ -69,11 +69,13 @@ def migrate(settings: Settings) -> list[str]:
     create_database_if_missing(settings)
     database = db.obj if db.obj is not None else setup_database(settings)
     with database.connection_context():
+        database.execute_sql("SET statement_timeout = 0")  # an index build may take a while
         database.execute_sql("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
         try:
             return Runner(database, MIGRATIONS_DIR).up()
         finally:
             database.execute_sql("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+            database.execute_sql("RESET statement_timeout")
 
 
 def pending_migrations(settings: Settings) -> list[str]:

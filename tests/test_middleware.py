@@ -178,3 +178,17 @@ def test_logs_carry_the_queue_the_job_and_the_ids_it_concerns(stub_broker, stub_
     assert (inside["worker"], inside["jobId"]) == ("uptime", message.message_id)
     assert (inside["componentId"], inside["organizationId"]) == (42, 7)
     assert "jobId" not in outside and "worker" not in outside
+
+
+def test_the_dead_letter_log_line_names_the_job(stub_broker, stub_worker, json_logs):
+    @dramatiq.actor(broker=stub_broker, queue_name="cleanup")
+    def refuse():
+        raise PermanentError("no")
+
+    message = refuse.send()
+    run(stub_broker, stub_worker)
+
+    [line] = [line for line in json_logs() if line["logger"] == "pulse.middleware.dead_letters"]
+    assert line["level"] == "ERROR"
+    assert (line["worker"], line["jobId"]) == ("cleanup", message.message_id)
+    assert "dead-lettered after 1 attempt(s): PermanentError" in line["msg"]

@@ -37,17 +37,17 @@ class DeadLetters(dramatiq.Middleware):
             exception = None
         if exception is None and message.actor_name not in broker.actors:
             exception = ActorNotFound(message.actor_name)
+        context = {"worker": message.queue_name, "jobId": message.message_id}  # the message's context is gone
         try:
             with db.connection_context():
                 deadletters.record(message, exception)
         except Exception:
-            logger.exception(
-                "Could not record dead message %s; it is still in %s.XQ.", message.message_id, message.queue_name
-            )
+            logger.exception("Could not record the dead message; it is in %s.XQ.", message.queue_name, extra=context)
         logger.error(
             "Message %s (%s) dead-lettered after %d attempt(s): %s.",
             message.message_id,
             message.actor_name,
             max(1, message.options.get("retries", 0)),
             type(exception).__name__ if exception else "unknown error",
+            extra=context,
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from dramatiq.brokers.stub import StubBroker
-from dramatiq.middleware import AgeLimit, ShutdownNotifications
 from periodiq import PeriodiqMiddleware
 
 from pulse.config import Settings, get_settings
@@ -27,16 +26,17 @@ __all__ = ["QUEUES", "build_broker", "setup_broker"]
 def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
     """Pulse's middleware, in order: `before_*` hooks run top down, `after_*` hooks bottom up.
 
-    dramatiq's Callbacks and Pipelines are left out: Pulse chains work through the database
-    (claim, then send), and every middleware costs each message a call per hook.
+    Of dramatiq's defaults, only what Pulse uses is here: every middleware costs each message a
+    call per hook (about 5 us on the development machine), used or not. Left out: Callbacks and
+    Pipelines (Pulse chains work through the database: claim, then send), AgeLimit (no actor sets
+    ``max_age``) and ShutdownNotifications (no actor asks to be interrupted at shutdown; a
+    stopping worker lets messages in flight finish).
     """
     return [
         Database(settings=settings),
         LogContext(),
         Metrics(settings=settings),
-        AgeLimit(),
         TimeLimit(time_limit=settings.time_limit * 1000),
-        ShutdownNotifications(),
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),

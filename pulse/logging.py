@@ -26,6 +26,11 @@ def bind(**fields: Any) -> None:
     _context.fields = {**(current or {}), **fields}
 
 
+def start(fields: dict[str, Any]) -> None:
+    """Replace the log context of the current thread (a new message begins)."""
+    _context.fields = fields
+
+
 def clear() -> None:
     _context.fields = None
 

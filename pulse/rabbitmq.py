@@ -24,7 +24,12 @@ API_TIMEOUT = 5  # seconds
 QUEUES = ("uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics")
 
 #: Queue arguments are fixed when a queue is first declared, so priorities exist from the start.
-MAX_PRIORITY = 10
+#: Two levels: urgent messages (an incident opened, an on-call page) go ahead of routine ones.
+#: RabbitMQ keeps a sub-queue per level: on this machine 10 levels cost a no-op worker 25 % of its
+#: throughput, 1 level nothing measurable (tests/benchmarks/bench_middleware.py).
+PRIORITY_ROUTINE = 0
+PRIORITY_URGENT = 1
+MAX_PRIORITY = PRIORITY_URGENT
 
 # pika connection parameters, unless the URL sets them. Heartbeats detect a dead peer in about a minute.
 CONNECTION_DEFAULTS = {

@@ -58,7 +58,7 @@ def test_a_worker_declares_every_queue_with_its_delay_and_dead_letter_queues(wor
     )
     for name in QUEUES:
         for declared in (name, f"{name}.DQ"):
-            assert queues[declared]["arguments"]["x-max-priority"] == 10
+            assert queues[declared]["arguments"]["x-max-priority"] == 1
             assert queues[declared]["arguments"]["x-dead-letter-routing-key"] == f"{name}.XQ"
         assert queues[f"{name}.XQ"]["arguments"]["x-message-ttl"] == 7 * 24 * 3600 * 1000
 

@@ -28,8 +28,7 @@ class LogContext(dramatiq.Middleware):
                 fields[field] = message.kwargs[name]
             elif position is not None and position < len(message.args):
                 fields[field] = message.args[position]
-        pulse_logging.clear()
-        pulse_logging.bind(**fields)
+        pulse_logging.start(fields)
 
     def after_process_message(
         self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None

@@ -130,11 +130,12 @@ class Metrics(Prometheus):
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
         if not self.booted:
             return
-        if message.message_id in self.delayed_messages:
-            self.delayed_messages.remove(message.message_id)
+        message_id = message.message_id
+        if message_id in self.delayed_messages:
+            self.delayed_messages.remove(message_id)
             self.inprogress_delayed_messages.labels(message.queue_name, message.actor_name).dec()
         self._series(message).inprogress.inc()
-        self.started[message.message_id] = time.perf_counter()
+        self.started[message_id] = time.perf_counter()
 
     def after_process_message(
         self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None

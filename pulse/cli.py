@@ -214,6 +214,9 @@ def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) 
     if bool(messages) == everything:
         fail("name the messages to requeue, or give --all", code=2)
     rows = deadletters.pending(queue) if everything else [find_dead(m) for m in messages]
+    for row in rows:
+        if row.requeued_at is not None:
+            click.echo(f"pulse: message {row.id} was already requeued at {row.requeued_at:%Y-%m-%d %H:%M:%S}", err=True)
     count = deadletters.requeue(current, setup_broker(current), rows)
     click.echo(f"requeued {count} message(s)")
 

@@ -71,7 +71,8 @@ def requeue(settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMe
 
     Each is first taken out of its ``.XQ`` (so it is not there twice), then marked requeued and
     sent in one transaction: if the send fails, the row stays dead; if the requeued message fails
-    again, its new failure waits for this commit and wins.
+    again, its new failure waits for this commit and wins. The mark is a guarded update, so a row
+    already requeued (by an earlier or a concurrent command) is not sent twice.
     """
     rows = list(rows)
     by_queue: dict[str, set[str]] = {}
@@ -79,15 +80,18 @@ def requeue(settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMe
         by_queue.setdefault(row.queue_name, set()).add(row.message_id)
     for queue_name, ids in by_queue.items():
         rabbitmq.take_dead_letters(settings, queue_name, ids)
+    sent = 0
     for row in rows:
         with db.atomic():
-            (
+            claimed = (
                 FailedMessage.update(requeued_at=utcnow(), requeue_count=FailedMessage.requeue_count + 1)
-                .where(FailedMessage.id == row.id)
+                .where(FailedMessage.id == row.id, FailedMessage.requeued_at.is_null())
                 .execute()
             )
-            broker.enqueue(as_message(row))
-    return len(rows)
+            if claimed:
+                broker.enqueue(as_message(row))
+                sent += 1
+    return sent
 
 
 def as_message(row: FailedMessage) -> Message:

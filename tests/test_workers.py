@@ -107,6 +107,9 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     wait_for(lambda: Attempt.count("o") == 2 and Attempt.count("p") == 2, "the requeued messages to run")
     wait_for(lambda: dead_row(permanent).requeued_at is None, "the requeued permanent failure to fail again")
     assert dead_row(once).requeued_at is not None and dead_row(once).requeue_count == 1
+    again = cli("dlq", "requeue", once.message_id)  # a second requeue of the same message sends nothing
+    assert again.output.strip().endswith("requeued 0 message(s)")
+    assert "was already requeued" in again.output
     assert dead_row(permanent).requeue_count == 1
     listed = [row["message_id"] for row in json.loads(cli("dlq", "list", "--json").output)]
     assert sorted(listed) == sorted([permanent.message_id, transient.message_id])

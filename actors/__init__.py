@@ -7,3 +7,5 @@ Importing this package sets up the broker first, so every actor binds to Pulse's
 from pulse.broker import setup_broker
 
 setup_broker()
+
+from actors import notifications, uptime  # noqa: E402,F401

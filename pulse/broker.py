@@ -13,11 +13,11 @@ from periodiq import PeriodiqMiddleware
 from pulse.config import Settings, get_settings
 from pulse.middleware.database import Database
 from pulse.middleware.dead_letters import DeadLetters
+from pulse.middleware.lifecycle import Lifecycle
 from pulse.middleware.log_context import LogContext
 from pulse.middleware.metrics import Metrics
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
-from pulse.middleware.topology import Topology
 from pulse.rabbitmq import MAX_PRIORITY, QUEUES, amqp_url
 
 __all__ = ["QUEUES", "build_broker", "setup_broker"]
@@ -40,7 +40,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),
-        Topology(queues=QUEUES),
+        Lifecycle(queues=QUEUES),
     ]
 
 

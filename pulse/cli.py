@@ -95,6 +95,133 @@ def run(processes: int, threads: int) -> None:
     sys.exit(run_all(processes, threads))
 
 
+@main.command("apply")
+@click.option("-f", "--file", "path", type=click.File("r", encoding="utf-8"), required=True, help="YAML file.")
+@click.option("--prune", is_flag=True, help="Also delete organizations and components the file does not name.")
+def apply_file(path: Any, prune: bool) -> None:
+    """Declare organizations and components from a file: all of it, or nothing."""
+    from pulse import configfile
+
+    try:
+        config = configfile.load(path.read())
+    except ConfigError as e:
+        click.echo(f"pulse: {path.name} is not valid, nothing was changed:", err=True)
+        for line in str(e).splitlines():
+            click.echo(f"  {line}", err=True)
+        sys.exit(2)
+    settings()
+    report = configfile.apply(config, prune=prune)
+    click.echo(
+        f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
+        f"{report.components_updated} updated"
+        + (
+            f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s)"
+            if prune
+            else ""
+        )
+    )
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(as_json: bool) -> None:
+    """Each component: status, last check, last response time, open incident."""
+    from pulse.uptime import overview
+
+    settings()
+    rows = overview()
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        ["organization", "key", "status", "last check", "response", "open incident"],
+        [
+            [
+                r["organization"],
+                r["key"],
+                r["status"],
+                r["last_checked_at"] and r["last_checked_at"][:19],
+                (r["last_response_time_ms"] is not None and f"{r['last_response_time_ms']} ms") or None,
+                r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
+            ]
+            for r in rows
+        ],
+    )
+
+
+@main.command("check")
+@click.argument("key", required=False)
+@click.option("--url", help="Check this URL instead of a configured component.")
+@click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
+@click.option("--method", default="GET", show_default=True)
+@click.option("--header", "-H", "headers", multiple=True, help="Name: value (repeat for more).")
+@click.option("--timeout", type=click.FloatRange(0.1, 60), default=10, show_default=True, help="Seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def check_now(
+    key: str | None,
+    url: str | None,
+    condition_texts: tuple[str, ...],
+    method: str,
+    headers: tuple[str, ...],
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Run one check now and print each condition's result (nothing is recorded).
+
+    KEY names a configured component (ORGANIZATION/KEY when keys repeat); --url with --condition
+    tries conditions on any target, without a database. Exit 0 when every condition passes, 1
+    when any fails, 2 on a usage or configuration error.
+    """
+    from pulse import conditions, uptime
+    from pulse.http import Target
+
+    if bool(key) == bool(url):
+        fail("give a component KEY or --url, not both", code=2)
+    current = get_settings()
+    try:
+        if url:
+            extra = dict(_header(h) for h in headers)
+            texts = list(condition_texts) or list(uptime.DEFAULT_CONDITIONS)
+            check = Target(method=method.upper(), url=url, headers=extra, timeout_s=timeout)
+            extract: dict[str, str] = {}
+        else:
+            settings()
+            component = uptime.find(str(key))
+            check, texts, extract = uptime.target(component), component.conditions, component.extract
+        for text in texts:
+            uptime.parse(text)
+    except conditions.ConditionError as e:
+        fail(str(e), code=2)
+    except LookupError as e:
+        fail(str(e.args[0]), code=2)
+    outcome = uptime.run(check, texts, extract, uptime.policy(current))
+    report = {
+        "success": outcome.success,
+        "status": outcome.response.status,
+        "response_time_ms": round(outcome.response.response_time_ms),
+        "error": outcome.error,
+        "observed": outcome.seen,
+        "conditions": [r.as_dict() for r in outcome.results],
+        "extracted": outcome.extracted,
+    }
+    if as_json:
+        print_json(report)
+    else:
+        if outcome.error:
+            click.echo(f"error: {outcome.error}")
+        for r in outcome.results:
+            click.echo(f"{'PASS' if r.success else 'FAIL'}  {r.resolved}")
+        click.echo(f"{outcome.seen} in {report['response_time_ms']} ms")
+    sys.exit(0 if outcome.success else 1)
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        fail(f"--header {text!r}: expected 'Name: value'", code=2)
+    return name.strip(), value.strip()
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def queues(as_json: bool) -> None:

@@ -31,6 +31,8 @@ class Settings:
     max_retries: retries of a transiently failing message before it is dead-lettered.
     time_limit: default time limit of an actor, in seconds.
     heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
+    check_allow_private: uptime checks may reach private and loopback addresses (self-hosting).
+    check_allow_link_local: uptime checks may reach link-local and cloud-metadata addresses.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -42,6 +44,8 @@ class Settings:
     max_retries: int = 3
     time_limit: int = 300
     heartbeat_max_age: int = 180
+    check_allow_private: bool = True
+    check_allow_link_local: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -148,6 +152,15 @@ def _int(low: int, high: int, what: str) -> Callable[[str], int]:
     return parse
 
 
+def _bool(raw: str) -> bool:
+    value = raw.lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{raw!r} is not a boolean (use true or false)")
+
+
 def _directory(raw: str) -> str:
     if not os.path.isabs(raw):
         raise ValueError(f"{raw!r} is not an absolute path")
@@ -165,6 +178,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
     "time_limit": _int(1, 1500, "the time limit in seconds"),
     "heartbeat_max_age": _int(60, 86400, "the heartbeat age in seconds"),
+    "check_allow_private": _bool,
+    "check_allow_link_local": _bool,
 }
 
 

@@ -8,8 +8,9 @@ from periodiq import cron
 
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
+from pulse.ticks import Tick
 
 
-@dramatiq.actor(queue_name="cleanup", periodic=cron("* * * * *"), max_retries=0, time_limit=30_000)
+@dramatiq.actor(queue_name="cleanup", periodic=cron("* * * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)
 def heartbeat() -> None:
     Heartbeat.beat(SCHEDULER)

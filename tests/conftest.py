@@ -21,6 +21,10 @@ from tests.support.models import Attempt
 
 TABLES = (
     "test_attempt",
+    "event",
+    "extracted_value_data_point",
+    "extracted_value",
+    "maintenance_window",
     "failed_message",
     "heartbeat",
     "incident_update",

@@ -16,6 +16,8 @@ from tests.support.env import ENV, NAMESPACE
 from tests.support.wait import wait_for
 from tests.support.worker import ROOT, WorkerProcess, free_port
 
+MIGRATIONS = "applied 0001_initial\napplied 0002_uptime\n"
+
 
 def pulse(*args, **env):
     return subprocess.run(
@@ -44,7 +46,7 @@ def fresh_database(settings):
 
 def test_migrate_creates_the_database_and_is_safe_to_repeat(fresh_database):
     first = pulse("migrate", PULSE_DATABASE_URL=fresh_database)
-    assert (first.returncode, first.stdout) == (0, "applied 0001_initial\n"), first.stderr
+    assert (first.returncode, first.stdout) == (0, MIGRATIONS), first.stderr
     again = pulse("migrate", PULSE_DATABASE_URL=fresh_database)
     assert (again.returncode, again.stdout) == (0, "database is up to date\n")
 
@@ -55,7 +57,7 @@ def test_two_migrations_at_once_apply_each_migration_once(fresh_database):
     runs = [subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = sorted(run.communicate(timeout=120)[0] for run in runs)
     assert [run.returncode for run in runs] == [0, 0]
-    assert outputs == ["applied 0001_initial\n", "database is up to date\n"]
+    assert outputs == [MIGRATIONS, "database is up to date\n"]
 
 
 def test_health_names_what_is_wrong(database, rabbit):

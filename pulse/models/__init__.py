@@ -1,7 +1,9 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
 from pulse.models.base import BaseModel, utcnow
-from pulse.models.component import Component
+from pulse.models.component import Component, MaintenanceWindow
+from pulse.models.event import Event
+from pulse.models.extracted import ExtractedValue, ExtractedValueDataPoint
 from pulse.models.failed_message import FailedMessage
 from pulse.models.heartbeat import Heartbeat
 from pulse.models.incident import Incident, IncidentUpdate
@@ -11,10 +13,14 @@ from pulse.models.uptime import UptimeCheck
 __all__ = [
     "BaseModel",
     "Component",
+    "Event",
+    "ExtractedValue",
+    "ExtractedValueDataPoint",
     "FailedMessage",
     "Heartbeat",
     "Incident",
     "IncidentUpdate",
+    "MaintenanceWindow",
     "Organization",
     "UptimeCheck",
     "utcnow",

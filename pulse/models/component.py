@@ -15,6 +15,7 @@ class Component(BaseModel):
 
     id = BigAutoField()
     organization = ForeignKeyField(Organization, backref="components", on_delete="CASCADE")
+    organization_id: int  # the raw id peewee also exposes, without loading the organization
     key = CharField(max_length=64)
     name = CharField(max_length=200)
     type = CharField(max_length=16, default="ENDPOINT")
@@ -33,8 +34,23 @@ class Component(BaseModel):
     next_check_at = DateTimeTZField(null=True)
     consecutive_failures = IntegerField(default=0)
     consecutive_successes = IntegerField(default=0)
+    extract = JSONField(default=dict)  # value name -> JSON path into the body, e.g. "[BODY].db.latency_ms"
+    last_checked_at = DateTimeTZField(null=True)  # scheduled time of the latest check applied to the status
+    last_response_time_ms = IntegerField(null=True)
+    status_since = DateTimeTZField(default=utcnow)
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 
     class Meta:
         indexes = ((("organization", "key"), True),)
+
+
+class MaintenanceWindow(BaseModel):
+    """While one is open, the component is checked but shows UNDER_MAINTENANCE, silently."""
+
+    id = BigAutoField()
+    component = ForeignKeyField(Component, backref="maintenance_windows", on_delete="CASCADE")
+    component_id: int
+    starts_at = DateTimeTZField()
+    ends_at = DateTimeTZField()
+    title = CharField(max_length=200, default="")

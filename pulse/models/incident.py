@@ -16,6 +16,8 @@ class Incident(BaseModel):
     id = BigAutoField()
     organization = ForeignKeyField(Organization, backref="incidents", on_delete="CASCADE")
     component = ForeignKeyField(Component, backref="incidents", null=True, on_delete="SET NULL")
+    organization_id: int  # the raw ids peewee also exposes, without loading the rows
+    component_id: int | None
     title = CharField(max_length=300)
     status = CharField(max_length=16, default="INVESTIGATING")
     impact = CharField(max_length=32, default="MAJOR_OUTAGE")

@@ -1,0 +1,36 @@
+"""The uptime queue's work: one HTTP check of one component."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+import dramatiq
+
+from pulse import events, uptime
+from pulse import logging as pulse_logging
+from pulse.config import get_settings
+from pulse.errors import PermanentError
+from pulse.models import Component, UptimeCheck
+
+logger = logging.getLogger(__name__)
+
+
+@dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
+def check(component_id: int, scheduled_at: str) -> None:
+    """Check one component for the slot ``scheduled_at`` (ISO 8601) and record the outcome."""
+    try:
+        slot = datetime.fromisoformat(scheduled_at)
+    except (TypeError, ValueError):
+        raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
+    component = Component.get_or_none(Component.id == component_id)
+    if component is None or component.paused or component.type != "ENDPOINT":
+        logger.info("Component %s is gone, paused or not an endpoint: check skipped.", component_id)
+        return
+    pulse_logging.bind(organizationId=component.organization_id)
+    if UptimeCheck.select().where(UptimeCheck.component == component.id, UptimeCheck.scheduled_at == slot).exists():
+        return  # a redelivered message: this slot is recorded already
+    outcome = uptime.run(
+        uptime.target(component), component.conditions, component.extract, uptime.policy(get_settings())
+    )
+    events.publish(uptime.record(component.id, slot, outcome))

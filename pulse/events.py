@@ -1,0 +1,70 @@
+"""The event outbox: events are written with the change they describe, then handed to the
+notifications queue as ``broadcast(event_id)``; a sweep sends whatever a crash left behind."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+import dramatiq
+
+from pulse.db import db
+from pulse.models import Event, utcnow
+from pulse.models.event import INCIDENT_OPENED
+from pulse.rabbitmq import PRIORITY_ROUTINE, PRIORITY_URGENT
+
+logger = logging.getLogger(__name__)
+
+QUEUE, ACTOR = "notifications", "broadcast"
+SWEEP_AFTER = timedelta(seconds=30)  # an event unsent this long is the sweep's
+
+
+def emit(kind: str, organization_id: int, payload: dict[str, Any], **links: int | None) -> int:
+    """Write an event (inside the caller's transaction). ``links``: component_id, incident_id."""
+    return Event.insert(organization=organization_id, type=kind, payload=payload, **links).execute()
+
+
+def message(event: Event) -> dramatiq.Message:
+    priority = PRIORITY_URGENT if event.type == INCIDENT_OPENED else PRIORITY_ROUTINE
+    return dramatiq.Message(
+        queue_name=QUEUE, actor_name=ACTOR, args=(event.id,), kwargs={}, options={"broker_priority": priority}
+    )
+
+
+def publish(event_ids: Iterable[int]) -> None:
+    """Send committed events to the notifications queue, then mark them sent.
+
+    Send first, mark second: a crash in between sends an event twice (broadcast is idempotent),
+    never zero times.
+    """
+    ids = list(event_ids)
+    if not ids:
+        return
+    broker = dramatiq.get_broker()
+    for event in Event.select().where(Event.id.in_(ids), Event.sent_at.is_null()):
+        broker.enqueue(message(event))
+    Event.update(sent_at=utcnow()).where(Event.id.in_(ids), Event.sent_at.is_null()).execute()
+
+
+def sweep(limit: int = 500) -> int:
+    """Send events left unsent for more than `SWEEP_AFTER`. Returns how many.
+
+    The rows stay locked (SKIP LOCKED for a concurrent sweep) until they are marked sent.
+    """
+    broker = dramatiq.get_broker()
+    with db.atomic():
+        events = list(
+            Event.select()
+            .where(Event.sent_at.is_null(), Event.created_at < utcnow() - SWEEP_AFTER)
+            .order_by(Event.id)
+            .limit(limit)
+            .for_update(skip_locked=True)
+        )
+        for event in events:
+            broker.enqueue(message(event))
+        if events:
+            Event.update(sent_at=utcnow()).where(Event.id.in_([e.id for e in events])).execute()
+            logger.warning("Sent %d event(s) the outbox had left behind.", len(events))
+    return len(events)

@@ -1,0 +1,306 @@
+"""One uptime check of one component: run it, then record what it means.
+
+`run` does the network part (no transaction open); `record` applies the outcome in one
+transaction: the check row (unique per scheduled time, so a redelivered message writes nothing
+twice), extracted values, the component's status under its thresholds, incidents, and events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import math
+from datetime import datetime
+from typing import Any
+
+from pulse import conditions, events, incidents, status
+from pulse.config import Settings
+from pulse.db import db
+from pulse.http import AddressPolicy, Target, fetch
+from pulse.models import (
+    Component,
+    ExtractedValue,
+    ExtractedValueDataPoint,
+    Incident,
+    MaintenanceWindow,
+    Organization,
+    UptimeCheck,
+    utcnow,
+)
+from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONDITIONS = ("[STATUS] < 400",)
+
+
+@functools.lru_cache(maxsize=8192)
+def parse(text: str) -> conditions.Condition:
+    """A condition, parsed once per process."""
+    return conditions.parse(text)
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    response: conditions.Response
+    error: str | None
+    results: list[conditions.Result]
+    seen: str  # the status this check observed
+    extracted: dict[str, float]
+
+    @property
+    def success(self) -> bool:
+        return self.error is None and all(r.success for r in self.results)
+
+
+def target(component: Component) -> Target:
+    return Target(
+        method=component.method,
+        url=component.url or "",
+        headers=component.headers or {},
+        body=component.body,
+        timeout_s=component.timeout_ms / 1000,
+    )
+
+
+def policy(settings: Settings) -> AddressPolicy:
+    return AddressPolicy(allow_private=settings.check_allow_private, allow_link_local=settings.check_allow_link_local)
+
+
+def run(check: Target, condition_texts: list[str], extract: dict[str, str], address_policy: AddressPolicy) -> Outcome:
+    """Fetch the target and evaluate the conditions (and extractions) on what came back."""
+    response, error = fetch(check, address_policy)
+    parsed = [parse(text) for text in condition_texts or DEFAULT_CONDITIONS]
+    results = [conditions.evaluate(c, response) for c in parsed]
+    failed = [c.response_time_only for c, r in zip(parsed, results, strict=True) if not r.success]
+    extracted = {}
+    if error is None:
+        for name, path in extract.items():
+            value = conditions.extract(path, response)
+            number = _number(value)
+            if number is not None:
+                extracted[name] = number
+    return Outcome(response, error, results, status.observed(failed, error), extracted)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[int]:
+    """Apply one check's outcome. Returns the ids of the events written (to publish after commit).
+
+    The component row is locked first, so two checks of one component finishing together apply
+    one after the other; a result older than the latest applied one is kept but changes nothing.
+    """
+    now = utcnow()
+    with db.atomic():
+        # FOR NO KEY UPDATE: the check row's foreign key (FOR KEY SHARE) does not wait for it.
+        component = (
+            Component.select()
+            .where(Component.id == component_id)
+            .for_update("FOR NO KEY UPDATE")  # type: ignore[arg-type]
+            .first()
+        )
+        if component is None:  # deleted since the check was sent
+            return []
+        inserted = (
+            UptimeCheck.insert(
+                component=component.id,
+                scheduled_at=scheduled_at,
+                checked_at=now,
+                status_code=outcome.response.status,
+                response_time_ms=round(outcome.response.response_time_ms),
+                success=outcome.success,
+                outcome=outcome.seen,
+                error=outcome.error,
+                condition_results=[r.as_dict() for r in outcome.results],
+            )
+            .on_conflict_ignore()
+            .execute()
+        )
+        if inserted is None:  # this check was recorded already (a redelivered message)
+            return []
+        _store_extracted(component, scheduled_at, outcome.extracted, now)
+        if component.last_checked_at is not None and scheduled_at <= component.last_checked_at:
+            return []
+        return _apply(component, scheduled_at, outcome, now)
+
+
+def _store_extracted(component: Component, scheduled_at: datetime, values: dict[str, float], now: datetime) -> None:
+    if not values:
+        return
+    for extracted in ExtractedValue.select().where(
+        ExtractedValue.component == component.id, ExtractedValue.name.in_(list(values))
+    ):
+        value = values[extracted.name]
+        ExtractedValueDataPoint.insert(
+            extracted_value=extracted.id, value=value, scheduled_at=scheduled_at, created_at=now
+        ).on_conflict_ignore().execute()
+        ExtractedValue.update(last_value=value, last_at=scheduled_at).where(
+            ExtractedValue.id == extracted.id,
+            ExtractedValue.last_at.is_null() | (ExtractedValue.last_at < scheduled_at),
+        ).execute()
+
+
+def in_maintenance(component_id: int, now: datetime) -> bool:
+    return (
+        MaintenanceWindow.select()
+        .where(
+            MaintenanceWindow.component == component_id,
+            MaintenanceWindow.starts_at <= now,
+            MaintenanceWindow.ends_at > now,
+        )
+        .exists()
+    )
+
+
+def _apply(component: Component, scheduled_at: datetime, outcome: Outcome, now: datetime) -> list[int]:
+    before = status.State(component.status, component.consecutive_failures, component.consecutive_successes)
+    after = status.transition(
+        before,
+        outcome.seen,
+        failure_threshold=component.failure_threshold,
+        success_threshold=component.success_threshold,
+        in_maintenance=in_maintenance(component.id, now),
+    )
+    changed = after.status != before.status
+    updates = {
+        Component.status: after.status,
+        Component.consecutive_failures: after.failures,
+        Component.consecutive_successes: after.successes,
+        Component.last_checked_at: scheduled_at,
+        Component.last_response_time_ms: round(outcome.response.response_time_ms),
+    }
+    if changed:
+        updates[Component.status_since] = now
+    Component.update(updates).where(Component.id == component.id).execute()
+    if not changed or after.status == status.MAINTENANCE:
+        return []
+
+    about = {"id": component.id, "key": component.key, "name": component.name}
+    event_ids = [
+        events.emit(
+            STATUS_CHANGED,
+            component.organization_id,
+            {
+                "component": about,
+                "from": before.status,
+                "to": after.status,
+                "since": now.isoformat(),
+                "reason": reason(outcome),
+            },
+            component_id=component.id,
+        )
+    ]
+    if component.auto_incident and after.status in status.OUTAGES and before.status not in status.OUTAGES:
+        opened = incidents.open_automatic(component, after.status, reason(outcome), now)
+        if opened:
+            event_ids.append(
+                events.emit(
+                    INCIDENT_OPENED,
+                    component.organization_id,
+                    _incident(opened, about),
+                    component_id=component.id,
+                    incident_id=opened.id,
+                )
+            )
+    if after.status == status.OPERATIONAL:
+        resolved = incidents.resolve_automatic(component, f"{component.name} is operational again.", now)
+        if resolved:
+            event_ids.append(
+                events.emit(
+                    INCIDENT_RESOLVED,
+                    component.organization_id,
+                    _incident(resolved, about),
+                    component_id=component.id,
+                    incident_id=resolved.id,
+                )
+            )
+    return event_ids
+
+
+def _incident(incident: Incident, component: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "component": component,
+        "incident": {
+            "id": incident.id,
+            "title": incident.title,
+            "impact": incident.impact,
+            "started_at": incident.started_at.isoformat(),
+            "resolved_at": incident.resolved_at and incident.resolved_at.isoformat(),
+        },
+    }
+
+
+def reason(outcome: Outcome) -> str:
+    """Why the check failed, in one line: the error, or the failed conditions as resolved."""
+    if outcome.error:
+        return outcome.error
+    failed = [r.resolved for r in outcome.results if not r.success]
+    return "; ".join(failed) if failed else "all conditions passed"
+
+
+def find(name: str) -> Component:
+    """A component by KEY, or ORGANIZATION/KEY; LookupError says what is wrong."""
+    slug, _, key = name.rpartition("/")
+    query = Component.select().join(Organization).where(Component.key == key)
+    if slug:
+        query = query.where(Organization.slug == slug)
+    found = list(query.limit(2))
+    if not found:
+        raise LookupError(f"no component {name!r} (see `pulse status`)")
+    if len(found) > 1:
+        raise LookupError(f"{key!r} names components of several organizations: use ORGANIZATION/{key}")
+    return found[0]
+
+
+OVERVIEW = """
+SELECT o.slug, c.key, c.name, c.type, c.status, c.status_since, c.paused, c.last_checked_at,
+       c.last_response_time_ms, i.id, i.title, i.started_at
+FROM component c
+JOIN organization o ON o.id = c.organization_id
+LEFT JOIN incident i ON i.component_id = c.id AND i.resolved_at IS NULL
+ORDER BY o.slug, c.key
+"""
+
+
+def overview() -> list[dict[str, Any]]:
+    """Every component with its status, last check and open incident, for `pulse status`."""
+    rows = []
+    for (
+        slug,
+        key,
+        name,
+        kind,
+        current,
+        since,
+        paused,
+        checked,
+        response_ms,
+        incident_id,
+        title,
+        started,
+    ) in db.execute_sql(OVERVIEW).fetchall():
+        rows.append(
+            {
+                "organization": slug,
+                "key": key,
+                "name": name,
+                "type": kind,
+                "status": current,
+                "status_since": since.isoformat(),
+                "paused": paused,
+                "last_checked_at": checked and checked.isoformat(),
+                "last_response_time_ms": response_ms,
+                "incident": incident_id and {"id": incident_id, "title": title, "started_at": started.isoformat()},
+            }
+        )
+    return rows

@@ -1,0 +1,472 @@
+"""`pulse.http.fetch` against real local servers: answers, timeouts, redirects, the address guard, TLS."""
+
+import gzip
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import pulse
+from pulse.http import MAX_BODY, AddressPolicy, Target, TargetRefused, fetch
+from tests.support.target import HTTPTarget, closed_port
+
+DEFAULT = AddressPolicy()
+CERT_DAYS = 30
+
+
+@pytest.fixture
+def target():
+    with HTTPTarget() as server:
+        yield server
+
+
+def get(url: str, policy: AddressPolicy = DEFAULT, *, method: str = "GET", verify: bool | str = True, **fields):
+    """``fetch`` of ``Target(method, url, **fields)``."""
+    return fetch(Target(method=method, url=url, **fields), policy, verify=verify)
+
+
+# --- answers -----------------------------------------------------------------------------------
+
+
+def test_it_returns_status_and_body(target):
+    target.answer("/health", body=b"all good")
+
+    response, error = get(target.url("/health"))
+
+    assert error is None
+    assert response.status == 200
+    assert response.body == b"all good"
+    assert response.connected is True
+    assert response.ip == "127.0.0.1"
+    assert response.certificate_expiration_ms is None
+    assert 0 < response.response_time_ms < 5000
+
+
+def test_it_reports_5xx_without_error(target):
+    target.answer("/", status=503, body=b"down")
+
+    response, error = get(target.url())
+
+    assert error is None
+    assert (response.status, response.body) == (503, b"down")
+
+
+def test_it_truncates_the_body_at_1_mib(target):
+    target.answer("/big", body=b"x" * (MAX_BODY * 3))
+
+    response, error = get(target.url("/big"))
+
+    assert error is None
+    assert response.status == 200
+    assert len(response.body) == MAX_BODY
+
+
+def test_it_reads_a_chunked_body(target):
+    target.answer("/chunked", body=b"y" * 100_000, chunked=True)
+
+    response, error = get(target.url("/chunked"))
+
+    assert (response.status, response.body, error) == (200, b"y" * 100_000, None)
+
+
+def test_it_decodes_a_gzipped_body(target):
+    target.answer("/gz", body=gzip.compress(b"hello " * 1000), headers={"Content-Encoding": "gzip"})
+
+    response, error = get(target.url("/gz"))
+
+    assert error is None
+    assert response.body == b"hello " * 1000
+
+
+def test_it_reports_a_body_it_cannot_decode(target):
+    target.answer("/gz", body=b"not gzip", headers={"Content-Encoding": "gzip"})
+
+    response, error = get(target.url("/gz"))
+
+    assert error == "cannot decode the body from 127.0.0.1"
+    assert (response.status, response.body) == (200, b"")
+
+
+def test_it_answers_head_without_body(target):
+    target.answer("/", body=b"ignored")
+
+    response, error = get(target.url(), method="HEAD")
+
+    assert (response.status, response.body, error) == (200, b"", None)
+    assert target.received[0].method == "HEAD"
+
+
+def test_response_time_includes_the_wait_for_the_answer(target):
+    target.answer("/slow", delay_s=0.3)
+
+    response, error = get(target.url("/slow"))
+
+    assert error is None
+    assert response.response_time_ms >= 300
+
+
+def test_it_sends_headers_and_body(target):
+    target.answer("/hook", status=201)
+
+    response, error = get(
+        target.url("/hook?x=1"),
+        method="post",
+        headers={"X-Token": "abc", "Content-Type": "application/json"},
+        body='{"name": "café"}',
+    )
+
+    assert (response.status, error) == (201, None)
+    (received,) = target.received
+    assert received.method == "POST"
+    assert received.path == "/hook?x=1"
+    assert received.headers["x-token"] == "abc"
+    assert received.headers["content-type"] == "application/json"
+    assert received.headers["user-agent"] == f"Pulse/{pulse.__version__} (uptime check)"
+    assert received.body == '{"name": "café"}'.encode()
+
+
+def test_a_user_agent_of_the_target_replaces_pulses(target):
+    get(target.url(), headers={"user-agent": "Custom/1.0"})
+
+    assert target.received[0].headers["user-agent"] == "Custom/1.0"
+
+
+def test_it_checks_from_many_threads_at_once(target):
+    for i in range(16):
+        target.answer(f"/{i}", status=500 + i, body=str(i).encode(), delay_s=0.05)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: get(target.url(f"/{i}")), range(16)))
+
+    assert [(r.status, r.body, e) for r, e in results] == [(500 + i, str(i).encode(), None) for i in range(16)]
+    assert target.connections == 16  # a fresh connection per check
+
+
+# --- timeouts ----------------------------------------------------------------------------------
+
+
+def test_it_times_out_waiting_for_the_answer(target):
+    target.answer("/stuck", delay_s=30)
+    started = time.monotonic()
+
+    response, error = get(target.url("/stuck"), timeout_s=0.5)
+
+    assert error == "timed out after 0.5 s"
+    assert response.status is None
+    assert response.connected is True
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_it_cuts_a_trickling_body_at_the_deadline(target, chunked):
+    # One byte every 50 ms: no single read times out, only the deadline of the whole check can.
+    target.answer("/trickle", body=b"x" * 1000, trickle_s=0.05, chunked=chunked)
+    started = time.monotonic()
+
+    response, error = get(target.url("/trickle"), timeout_s=1.0)
+
+    elapsed = time.monotonic() - started
+    assert error == "timed out after 1.0 s"
+    assert response.status == 200
+    assert response.body == b""
+    assert 1.0 <= elapsed < 1.5
+
+
+# --- network errors ----------------------------------------------------------------------------
+
+
+def test_it_reports_connection_refused():
+    response, error = get(f"http://127.0.0.1:{closed_port()}/")
+
+    assert error == "connection refused by 127.0.0.1"
+    assert response.status is None
+    assert response.connected is False
+    assert response.ip == "127.0.0.1"
+
+
+def test_it_reports_a_dns_failure():
+    response, error = get("http://pulse-test.invalid/")
+
+    assert error == "cannot resolve host pulse-test.invalid"
+    assert (response.status, response.connected, response.ip) == (None, False, None)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/",
+        "example.com/health",
+        "http://",
+        "http://exa mple.com/",
+        "http://[::1/",
+        "http://127.0.0.1:99999/",
+    ],
+)
+def test_it_reports_an_invalid_url(url):
+    response, error = get(url)
+
+    assert error is not None
+    assert error.startswith("invalid URL"), error
+    assert response.status is None
+
+
+def test_it_reports_an_invalid_header():
+    response, error = get("http://127.0.0.1/", headers={"X-Injected": "a\r\nHost: elsewhere"})
+
+    assert (response.status, error) == (None, "invalid header")
+
+
+def test_it_reports_an_unsupported_method():
+    _, error = get("http://127.0.0.1/", method="TRACE")
+
+    assert error == "unsupported method 'TRACE'"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:s3cret@127.0.0.1:{closed}/path?token=t0ken",
+        "http://user:s3cret@pulse-test.invalid/path?token=t0ken",
+        "http://user:s3cret@169.254.169.254/path?token=t0ken",
+        "http://user:s3cret@127.0.0.1:{port}/stuck?token=t0ken",
+    ],
+)
+def test_error_texts_carry_no_credentials_or_query(target, url):
+    target.answer("/stuck", delay_s=30)
+
+    _, error = get(url.format(closed=closed_port(), port=target.port), timeout_s=0.3)
+
+    assert error
+    assert "s3cret" not in error
+    assert "t0ken" not in error
+    assert "user" not in error
+
+
+# --- redirects ---------------------------------------------------------------------------------
+
+
+def test_it_follows_five_redirects(target):
+    target.answer("/final", body=b"arrived")
+    first = target.chain(5, "/final")
+
+    response, error = get(target.url(first))
+
+    assert (response.status, response.body, error) == (200, b"arrived", None)
+    assert [r.path for r in target.received] == [f"/hop/{i}" for i in range(5)] + ["/final"]
+
+
+def test_it_stops_after_five_redirects(target):
+    target.answer("/final", body=b"arrived")
+    first = target.chain(6, "/final")
+
+    _, error = get(target.url(first))
+
+    assert error == "too many redirects (more than 5)"
+    assert "/final" not in [r.path for r in target.received]
+
+
+def test_it_does_not_read_a_redirects_body(target):
+    target.answer("/final", body=b"arrived")
+    target.answer("/moved", status=301, headers={"Location": "/final"}, body=b"x" * 1000, trickle_s=0.05)
+    started = time.monotonic()
+
+    response, error = get(target.url("/moved"))
+
+    assert (response.status, error) == (200, None)
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize("location", ["ftp://example.com/file", "http://[broken/"])
+def test_it_reports_a_redirect_to_an_invalid_url(target, location):
+    target.redirect("/go", location)
+
+    response, error = get(target.url("/go"))
+
+    assert error is not None
+    assert error.startswith("invalid URL"), error
+    assert response.status is None
+
+
+def test_the_deadline_covers_every_redirect_hop(target):
+    target.answer("/a", status=302, headers={"Location": "/b"}, delay_s=0.4)
+    target.answer("/b", status=302, headers={"Location": "/c"}, delay_s=0.4)
+    target.answer("/c", body=b"late", delay_s=0.4)
+    started = time.monotonic()
+
+    _, error = get(target.url("/a"), timeout_s=1.0)
+
+    assert error == "timed out after 1.0 s"
+    assert time.monotonic() - started < 1.5
+
+
+# --- the address guard -------------------------------------------------------------------------
+
+
+def test_it_refuses_loopback_when_private_addresses_are_not_allowed(target):
+    response, error = get(target.url(), AddressPolicy(allow_private=False))
+
+    assert error == "refused: 127.0.0.1 is a loopback address (allow it with PULSE_CHECK_ALLOW_PRIVATE)"
+    assert (response.status, response.connected, response.ip) == (None, False, "127.0.0.1")
+    assert target.connections == 0
+
+
+def test_it_names_the_host_it_refuses():
+    _, error = get("http://localhost:9/", AddressPolicy(allow_private=False))
+
+    assert error is not None
+    assert error.startswith("refused: localhost (")
+    assert "is a loopback address" in error
+
+
+def test_it_refuses_the_metadata_address_without_sending_anything():
+    started = time.monotonic()
+
+    response, error = get("http://169.254.169.254/latest/meta-data/", timeout_s=10)
+
+    assert time.monotonic() - started < 1  # no connection attempt: it would wait for the timeout
+    assert error == (
+        "refused: 169.254.169.254 is a link-local/cloud-metadata address (allow it with PULSE_CHECK_ALLOW_LINK_LOCAL)"
+    )
+    assert (response.status, response.connected, response.ip) == (None, False, "169.254.169.254")
+
+
+def test_it_refuses_a_redirect_to_a_refused_address(target):
+    target.redirect("/go", "http://169.254.169.254/latest/meta-data/")
+
+    response, error = get(target.url("/go"))
+
+    assert error is not None
+    assert error.startswith("refused: 169.254.169.254 is a link-local/cloud-metadata address")
+    assert (response.status, response.connected, response.ip) == (None, False, "169.254.169.254")
+
+
+def test_ip_is_the_address_connected_to(target):
+    # localhost may resolve to ::1 first, where nothing listens: the peer is the address that answered.
+    target.answer("/", body=b"ok")
+
+    response, error = get(f"http://localhost:{target.port}/")
+
+    assert (response.status, error, response.ip) == (200, None, "127.0.0.1")
+
+
+LINK_LOCAL = "link-local/cloud-metadata"
+
+
+@pytest.mark.parametrize(
+    ("ip", "policy", "refused_as"),
+    [
+        ("93.184.215.14", AddressPolicy(allow_private=False), None),
+        ("2606:4700:4700::1111", AddressPolicy(allow_private=False), None),
+        ("127.0.0.1", DEFAULT, None),
+        ("127.0.0.1", AddressPolicy(allow_private=False), "a loopback address"),
+        ("::1", AddressPolicy(allow_private=False), "a loopback address"),
+        ("::ffff:127.0.0.1", AddressPolicy(allow_private=False), "a loopback address"),
+        ("10.1.2.3", AddressPolicy(allow_private=False), "a private address"),
+        ("172.16.0.1", AddressPolicy(allow_private=False), "a private address"),
+        ("192.168.1.1", AddressPolicy(allow_private=False), "a private address"),
+        ("fd12:3456::1", AddressPolicy(allow_private=False), "a private address"),
+        ("100.64.0.1", AddressPolicy(allow_private=False), "a shared (CGNAT) address"),
+        ("0.0.0.0", AddressPolicy(allow_private=False), "an unspecified (this host) address"),
+        ("::", AddressPolicy(allow_private=False), "an unspecified (this host) address"),
+        ("10.1.2.3", DEFAULT, None),
+        ("169.254.169.254", DEFAULT, LINK_LOCAL),
+        ("169.254.10.20", DEFAULT, LINK_LOCAL),
+        ("::ffff:169.254.169.254", DEFAULT, LINK_LOCAL),
+        ("fe80::1", DEFAULT, LINK_LOCAL),
+        ("fd00:ec2::254", DEFAULT, LINK_LOCAL),
+        ("100.100.100.200", DEFAULT, LINK_LOCAL),
+        ("192.0.0.192", DEFAULT, LINK_LOCAL),
+        ("168.63.129.16", DEFAULT, LINK_LOCAL),
+        ("169.254.169.254", AddressPolicy(allow_link_local=True), None),
+        ("169.254.169.254", AddressPolicy(allow_private=False, allow_link_local=True), None),
+        ("fd00:ec2::254", AddressPolicy(allow_private=False, allow_link_local=True), None),
+    ],
+)
+def test_the_policy_classifies_addresses(ip, policy, refused_as):
+    if refused_as is None:
+        policy.check("h", ip)
+        return
+    with pytest.raises(TargetRefused) as refused:
+        policy.check("h", ip)
+    assert f"is {refused_as}" in str(refused.value) or f"is a {refused_as}" in str(refused.value)
+
+
+# --- TLS ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory):
+    """A test CA and a server certificate for 127.0.0.1 and localhost that it signed, valid CERT_DAYS."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is not installed")
+    path = tmp_path_factory.mktemp("tls")
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], cwd=path, check=True, capture_output=True)
+
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    days = ("-days", str(CERT_DAYS))
+    run("req", "-x509", *ec, *days, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Pulse test CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
+    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    (path / "server.ext").write_text(
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        "basicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=serverAuth\n"
+        "authorityKeyIdentifier=keyid\n"
+        "subjectKeyIdentifier=hash\n"
+    )
+    run("x509", "-req", *days, "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-extfile", "server.ext", "-out", "server.pem")  # fmt: skip
+    return path
+
+
+@pytest.fixture
+def tls_target(certificates):
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certificates / "server.pem", certificates / "server.key")
+    with HTTPTarget(tls=context) as server:
+        yield server
+
+
+def test_it_checks_https_and_measures_the_certificate(tls_target, certificates):
+    tls_target.answer("/", body=b"secure")
+
+    response, error = get(tls_target.url(), verify=str(certificates / "ca.pem"))
+
+    assert (response.status, response.body, error) == (200, b"secure", None)
+    assert response.connected is True
+    assert response.ip == "127.0.0.1"
+    assert response.certificate_expiration_ms == pytest.approx(CERT_DAYS * 86_400_000, abs=300_000)
+
+
+def test_it_reports_a_tls_error_from_a_plain_http_server(target):
+    response, error = get(target.url().replace("http:", "https:"))
+
+    assert error == "TLS error with 127.0.0.1: wrong version number"
+    assert (response.status, response.connected) == (None, False)
+
+
+def test_it_times_out_a_tls_handshake_that_never_comes():
+    with socket.create_server(("127.0.0.1", 0)) as listener:  # accepted by the kernel, never answered
+        response, error = get(f"https://127.0.0.1:{listener.getsockname()[1]}/", timeout_s=0.5)
+
+    assert error is not None
+    assert error.startswith("timed out after 0.5 s"), error
+    assert (response.status, response.connected) == (None, False)
+
+
+def test_it_reports_an_untrusted_certificate(tls_target):
+    response, error = get(tls_target.url())
+
+    assert error is not None
+    assert error.startswith("TLS error with 127.0.0.1: certificate verify failed ("), error
+    assert (response.status, response.connected, response.certificate_expiration_ms) == (None, False, None)
+    assert response.ip == "127.0.0.1"
+    assert tls_target.received == []

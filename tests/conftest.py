@@ -1,6 +1,7 @@
 """Test fixtures: the real PostgreSQL and RabbitMQ, a database and vhost per tox environment."""
 
 import dataclasses
+import json
 import os
 
 from tests.support.env import ENV, NAMESPACE
@@ -17,7 +18,12 @@ from pulse import rabbitmq
 from pulse.broker import build_broker
 from pulse.config import Settings, get_settings
 from pulse.db import db, migrate, setup_database
+from pulse.models import Component, ExtractedValue, Organization
 from tests.support.models import Attempt
+from tests.support.target import HTTPTarget
+from tests.support.worker import WorkerProcess
+
+HEALTHY = json.dumps({"status": "UP", "db": {"latency_ms": 12.5}}).encode()
 
 TABLES = (
     "test_attempt",
@@ -99,3 +105,48 @@ def stub_worker(stub_broker):
     worker.start()
     yield worker
     worker.stop()
+
+
+@pytest.fixture
+def workers(database, rabbit):
+    started = []
+
+    def start(*args, **kwargs):
+        worker = WorkerProcess(*args, **kwargs)
+        started.append(worker)
+        return worker.wait_ready()
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture
+def target():
+    with HTTPTarget() as serving:
+        serving.answer("/health", body=HEALTHY, headers={"Content-Type": "application/json"})
+        yield serving
+
+
+@pytest.fixture
+def make_component(database, rabbit):
+    """Components of organization acme checking a target: make_component(target, **fields)."""
+    organization = Organization.create(slug="acme", name="Acme")
+
+    def component(target, **fields):
+        values = {
+            "organization": organization,
+            "key": "api",
+            "name": "Public API",
+            "url": target.url("/health"),
+            "interval_seconds": 30,
+            "timeout_ms": 2000,
+            "conditions": ["[STATUS] == 200", "[BODY].status == UP"],
+            **fields,
+        }
+        created = Component.create(**values)
+        for name, path in (values.get("extract") or {}).items():
+            ExtractedValue.create(component=created, name=name, path=path)
+        return created
+
+    return component

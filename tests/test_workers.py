@@ -3,10 +3,7 @@
 import itertools
 import json
 
-import pytest
-import requests
 from click.testing import CliRunner
-from prometheus_client.parser import text_string_to_metric_families
 
 from pulse import rabbitmq
 from pulse.broker import QUEUES
@@ -15,34 +12,11 @@ from pulse.models import FailedMessage
 from tests.support import actors
 from tests.support.models import Attempt
 from tests.support.wait import wait_for
-from tests.support.worker import WorkerProcess, free_port
-
-
-@pytest.fixture
-def workers(database, rabbit):
-    started = []
-
-    def start(*args, **kwargs):
-        worker = WorkerProcess(*args, **kwargs)
-        started.append(worker)
-        return worker.wait_ready()
-
-    yield start
-    for worker in started:
-        worker.stop()
+from tests.support.worker import free_port, metric
 
 
 def cli(*args):
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
-def metric(port, name, **labels):
-    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
-                return sample.value
-    return None
 
 
 def dead_row(message):

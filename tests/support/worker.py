@@ -10,6 +10,9 @@ import sys
 import threading
 from pathlib import Path
 
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.support.env import ENV
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,3 +87,13 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         return self.process.returncode
+
+
+def metric(port: int, name: str, **labels: str) -> float | None:
+    """The value of one sample from a worker's /metrics, or None."""
+    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return sample.value
+    return None

@@ -1,0 +1,250 @@
+"""The uptime worker against real PostgreSQL and RabbitMQ and a local target the tests control."""
+
+import threading
+from datetime import UTC, datetime, timedelta
+
+from actors.uptime import check
+from pulse import events, rabbitmq, scheduling, uptime
+from pulse.http import AddressPolicy
+from pulse.models import (
+    Component,
+    Event,
+    ExtractedValue,
+    ExtractedValueDataPoint,
+    Incident,
+    IncidentUpdate,
+    MaintenanceWindow,
+    UptimeCheck,
+    utcnow,
+)
+from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+from tests.conftest import HEALTHY
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def slot(n, interval=30):
+    return T0 + timedelta(seconds=n * interval)
+
+
+def run_check(component, n):
+    check.fn(component.id, slot(n).isoformat())
+    return Component.get_by_id(component.id)
+
+
+def notifications_ready(settings):
+    return rabbitmq.ready_counts(settings, ["notifications"])["notifications"]
+
+
+def test_a_check_records_status_timing_conditions_and_extracted_values(make_component, target):
+    component = make_component(target, extract={"db_latency": "[BODY].db.latency_ms"})
+
+    after = run_check(component, 0)
+
+    row = UptimeCheck.get()
+    assert (row.scheduled_at, row.status_code, row.success, row.outcome, row.error) == (
+        slot(0),
+        200,
+        True,
+        "OPERATIONAL",
+        None,
+    )
+    assert 0 <= row.response_time_ms < 2000
+    assert [(r["condition"], r["success"]) for r in row.condition_results] == [
+        ("[STATUS] == 200", True),
+        ("[BODY].status == UP", True),
+    ]
+    assert [(p.value, p.scheduled_at) for p in ExtractedValueDataPoint.select()] == [(12.5, slot(0))]
+    assert ExtractedValue.get().last_value == 12.5
+    assert (after.status, after.last_checked_at, after.consecutive_successes) == ("OPERATIONAL", slot(0), 1)
+    assert target.received[0].method == "GET" and target.received[0].path == "/health"
+
+
+def test_a_redelivered_check_does_nothing_twice(make_component, target):
+    component = make_component(target, failure_threshold=1)
+    target.answer("/health", status=500)
+
+    run_check(component, 0)
+    run_check(component, 0)  # the same message again
+    assert len(target.received) == 1  # the actor saw the slot recorded and did not check again
+    outcome = uptime.run(uptime.target(component), component.conditions, {}, AddressPolicy())
+    assert uptime.record(component.id, slot(0), outcome) == []  # nor would the recording apply twice
+
+    assert UptimeCheck.select().count() == 1
+    assert Incident.select().count() == 1 and Event.select().count() == 2
+
+
+def test_a_sustained_outage_opens_one_incident_and_a_recovery_resolves_it(make_component, target, settings):
+    component = make_component(target)
+    target.answer("/health", status=503, body=b"maintenance")
+
+    assert run_check(component, 0).status == "OPERATIONAL"
+    assert run_check(component, 1).status == "OPERATIONAL"  # one blip pages no one
+    assert Event.select().count() == 0
+    down = run_check(component, 2)
+    assert (down.status, down.consecutive_failures) == ("MAJOR_OUTAGE", 3)
+    run_check(component, 3)
+
+    [incident] = Incident.select()
+    assert (incident.title, incident.impact, incident.automatic, incident.resolved_at) == (
+        "Public API is down",
+        "MAJOR_OUTAGE",
+        True,
+        None,
+    )
+    [opened] = IncidentUpdate.select()
+    assert opened.status == "INVESTIGATING" and "[STATUS] (503) == 200" in opened.message
+    changed, announced = Event.select().order_by(Event.id)
+    assert (changed.type, changed.payload["from"], changed.payload["to"]) == (
+        STATUS_CHANGED,
+        "OPERATIONAL",
+        "MAJOR_OUTAGE",
+    )
+    assert (announced.type, announced.incident_id) == (INCIDENT_OPENED, incident.id)
+    assert all(e.sent_at is not None for e in (changed, announced))
+    assert notifications_ready(settings) == 2  # broadcast(event_id), once each
+
+    target.answer("/health", body=HEALTHY)
+    assert run_check(component, 4).status == "MAJOR_OUTAGE"
+    up = run_check(component, 5)
+    assert (up.status, up.consecutive_successes) == ("OPERATIONAL", 2)
+    incident = Incident.get_by_id(incident.id)
+    assert (incident.status, incident.resolved_at is not None) == ("RESOLVED", True)
+    assert [u.status for u in IncidentUpdate.select().order_by(IncidentUpdate.id)] == ["INVESTIGATING", "RESOLVED"]
+    assert [e.type for e in Event.select().order_by(Event.id)][2:] == [STATUS_CHANGED, INCIDENT_RESOLVED]
+    assert notifications_ready(settings) == 4
+
+
+def test_only_slow_answers_degrade_without_an_incident(make_component, target):
+    component = make_component(target, conditions=["[STATUS] == 200", "[RESPONSE_TIME] < 50"], failure_threshold=2)
+    target.answer("/health", body=HEALTHY, delay_s=0.2)
+
+    run_check(component, 0)
+    assert run_check(component, 1).status == "DEGRADED_PERFORMANCE"
+    assert Incident.select().count() == 0
+    assert [e.payload["to"] for e in Event.select()] == ["DEGRADED_PERFORMANCE"]
+
+
+def test_a_connection_failure_is_an_outage(make_component, target):
+    component = make_component(target, url="http://127.0.0.1:9/health", failure_threshold=1)
+    run_check(component, 0)
+    row = UptimeCheck.get()
+    assert (row.outcome, row.status_code, row.success) == ("MAJOR_OUTAGE", None, False)
+    assert row.error == "connection refused by 127.0.0.1"
+
+
+def test_a_cloud_metadata_address_is_refused(make_component, target):
+    component = make_component(target, url="http://169.254.169.254/latest/meta-data/", failure_threshold=1)
+    run_check(component, 0)
+    assert "link-local/cloud-metadata address" in UptimeCheck.get().error
+
+
+def test_maintenance_shows_under_maintenance_and_stays_silent(make_component, target):
+    component = make_component(target, failure_threshold=1)
+    now = utcnow()
+    MaintenanceWindow.create(
+        component=component, starts_at=now - timedelta(minutes=5), ends_at=now + timedelta(minutes=5)
+    )
+    target.answer("/health", status=500)
+
+    assert run_check(component, 0).status == "UNDER_MAINTENANCE"
+    assert run_check(component, 1).status == "UNDER_MAINTENANCE"
+    assert UptimeCheck.select().count() == 2  # still checked
+    assert Incident.select().count() == 0 and Event.select().count() == 0
+
+    MaintenanceWindow.delete().execute()
+    assert run_check(component, 2).status == "MAJOR_OUTAGE"
+    assert Incident.select().count() == 1
+
+
+def test_a_late_result_is_kept_but_changes_nothing(make_component, target):
+    component = make_component(target, failure_threshold=1)
+    run_check(component, 5)
+    target.answer("/health", status=500)
+    after = run_check(component, 4)  # an older slot finishing last
+    assert (after.status, after.last_checked_at) == ("OPERATIONAL", slot(5))
+    assert UptimeCheck.select().count() == 2
+
+
+def test_two_checks_finishing_together_apply_the_change_once(make_component, target):
+    component = make_component(target, failure_threshold=3)
+    target.answer("/health", status=500)
+    run_check(component, 0)
+    run_check(component, 1)
+    outcome = uptime.run(uptime.target(component), component.conditions, {}, AddressPolicy())
+    start = threading.Barrier(2)
+    event_ids = []
+
+    def finish(n):
+        start.wait()
+        event_ids.extend(uptime.record(component.id, slot(n), outcome))
+
+    threads = [threading.Thread(target=finish, args=(n,)) for n in (2, 3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # Slot 3 may commit first, and then slot 2 is a late result: 4 failures, or 3.
+    assert Component.get_by_id(component.id).consecutive_failures in (3, 4)
+    assert UptimeCheck.select().count() == 4
+    assert Incident.select().count() == 1
+    assert sorted(Event.get_by_id(i).type for i in event_ids) == sorted([INCIDENT_OPENED, STATUS_CHANGED])
+
+
+def test_the_outbox_sweep_sends_what_a_crash_left_unsent(make_component, target, settings):
+    component = make_component(target)
+    old = utcnow() - timedelta(minutes=2)
+    left = Event.create(
+        organization=component.organization_id, component=component, type=STATUS_CHANGED, payload={}, created_at=old
+    )
+    fresh = Event.create(organization=component.organization_id, type=STATUS_CHANGED, payload={})
+
+    assert events.sweep() == 1
+    assert Event.get_by_id(left.id).sent_at is not None
+    assert Event.get_by_id(fresh.id).sent_at is None  # its own sender may still be at work
+    assert events.sweep() == 0
+    assert notifications_ready(settings) == 1
+
+
+def test_claims_follow_each_components_grid_and_skip_missed_slots(make_component, target):
+    on_time = make_component(target, key="on-time", interval_seconds=15, next_check_at=T0)
+    behind = make_component(target, key="behind", interval_seconds=60, next_check_at=T0 - timedelta(seconds=150))
+    make_component(target, key="later", next_check_at=T0 + timedelta(seconds=1))
+    make_component(target, key="paused", paused=True, next_check_at=T0)
+    make_component(target, key="new")
+
+    claimed = dict(scheduling.claim(T0 + timedelta(milliseconds=300)))
+
+    assert claimed == {on_time.id: T0, behind.id: T0 - timedelta(seconds=30)}
+    assert Component.get_by_id(on_time.id).next_check_at == T0 + timedelta(seconds=15)
+    assert Component.get_by_id(behind.id).next_check_at == T0 + timedelta(seconds=30)  # on its grid, not now+60
+    assert scheduling.claim(T0 + timedelta(milliseconds=300)) == []
+    assert scheduling.start_new(T0) == 1
+    assert T0 <= Component.get(Component.key == "new").next_check_at <= T0 + timedelta(seconds=30)
+
+
+def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, target):
+    for i in range(200):
+        make_component(target, key=f"c{i}", interval_seconds=15, next_check_at=T0 - timedelta(seconds=i % 15))
+    start = threading.Barrier(4)
+    claims = []
+
+    def claimer():
+        from pulse.db import db
+
+        start.wait()
+        for _ in range(5):
+            with db.atomic():
+                claims.extend(scheduling.claim(T0, limit=17))
+        db.close()
+
+    threads = [threading.Thread(target=claimer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    claims.extend(scheduling.claim(T0))
+
+    assert len(claims) == 200
+    assert len(set(claims)) == 200

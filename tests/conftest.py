@@ -25,6 +25,8 @@ from tests.support.worker import WorkerProcess
 
 HEALTHY = json.dumps({"status": "UP", "db": {"latency_ms": 12.5}}).encode()
 
+POOL = 10  # connections the test process may hold at once (tests run a few threads)
+
 TABLES = (
     "test_attempt",
     "event",
@@ -69,7 +71,7 @@ def settings() -> Settings:
     current = get_settings()
     reset_vhost(current)
     reset_database(current)
-    setup_database(current)
+    setup_database(current, max_connections=POOL)
     migrate(current)
     Attempt.create_table()
     return current
@@ -102,9 +104,10 @@ def stub_broker(settings, database):
 @pytest.fixture
 def stub_worker(stub_broker):
     worker = dramatiq.Worker(stub_broker, worker_timeout=50, worker_threads=2)
-    worker.start()
+    worker.start()  # sizes the pool to its 2 threads
     yield worker
     worker.stop()
+    setup_database(get_settings(), max_connections=POOL)
 
 
 @pytest.fixture

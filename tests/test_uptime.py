@@ -1,10 +1,12 @@
 """The uptime worker against real PostgreSQL and RabbitMQ and a local target the tests control."""
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from actors.uptime import check
 from pulse import events, rabbitmq, scheduling, uptime
+from pulse.db import db
 from pulse.http import AddressPolicy
 from pulse.models import (
     Component,
@@ -173,17 +175,16 @@ def test_two_checks_finishing_together_apply_the_change_once(make_component, tar
     run_check(component, 1)
     outcome = uptime.run(uptime.target(component), component.conditions, {}, AddressPolicy())
     start = threading.Barrier(2)
-    event_ids = []
 
     def finish(n):
         start.wait()
-        event_ids.extend(uptime.record(component.id, slot(n), outcome))
+        try:
+            return uptime.record(component.id, slot(n), outcome)
+        finally:
+            db.close()
 
-    threads = [threading.Thread(target=finish, args=(n,)) for n in (2, 3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(2) as pool:
+        event_ids = [i for ids in pool.map(finish, (2, 3)) for i in ids]
 
     # Slot 3 may commit first, and then slot 2 is a late result: 4 failures, or 3.
     assert Component.get_by_id(component.id).consecutive_failures in (3, 4)
@@ -228,23 +229,21 @@ def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, tar
     for i in range(200):
         make_component(target, key=f"c{i}", interval_seconds=15, next_check_at=T0 - timedelta(seconds=i % 15))
     start = threading.Barrier(4)
-    claims = []
 
-    def claimer():
-        from pulse.db import db
-
+    def claimer(_):
         start.wait()
-        for _ in range(5):
-            with db.atomic():
-                claims.extend(scheduling.claim(T0, limit=17))
-        db.close()
+        claimed = []
+        try:
+            for _ in range(5):
+                with db.atomic():
+                    claimed.extend(scheduling.claim(T0, limit=17))
+        finally:
+            db.close()
+        return claimed
 
-    threads = [threading.Thread(target=claimer) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    claims.extend(scheduling.claim(T0))
+    with ThreadPoolExecutor(4) as pool:
+        claims = [c for claimed in pool.map(claimer, range(4)) for c in claimed]
+    rest = scheduling.claim(T0)
 
-    assert len(claims) == 200
-    assert len(set(claims)) == 200
+    assert len(claims + rest) == 200
+    assert len(set(claims + rest)) == 200

@@ -11,9 +11,9 @@ from pulse import events, uptime
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.errors import PermanentError
-from pulse.models import Component, UptimeCheck
 
 logger = logging.getLogger(__name__)
+POLICY = uptime.policy(get_settings())
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
@@ -23,14 +23,12 @@ def check(component_id: int, scheduled_at: str) -> None:
         slot = datetime.fromisoformat(scheduled_at)
     except (TypeError, ValueError):
         raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
-    component = Component.get_or_none(Component.id == component_id)
-    if component is None or component.paused or component.type != "ENDPOINT":
+    component = uptime.load(component_id, slot)
+    if component is None or not component.checkable:
         logger.info("Component %s is gone, paused or not an endpoint: check skipped.", component_id)
         return
     pulse_logging.bind(organizationId=component.organization_id)
-    if UptimeCheck.select().where(UptimeCheck.component == component.id, UptimeCheck.scheduled_at == slot).exists():
+    if component.recorded:
         return  # a redelivered message: this slot is recorded already
-    outcome = uptime.run(
-        uptime.target(component), component.conditions, component.extract, uptime.policy(get_settings())
-    )
-    events.publish(uptime.record(component.id, slot, outcome))
+    outcome = uptime.run(component.target, component.conditions, component.extract, POLICY)
+    events.publish(uptime.save(component, slot, outcome))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 import psycopg
 from peewee import DatabaseProxy
@@ -32,11 +33,21 @@ POOL_WAIT = 10  # seconds a thread waits for a free pooled connection
 STALE_AFTER = 300  # seconds before an idle pooled connection is replaced
 
 
-def setup_database(settings: Settings, *, max_connections: int = 4) -> PooledPostgresqlDatabase:
+class Pool(PooledPostgresqlDatabase):
+    """Peewee's pool, handing out a connection without a round trip to test it first (peewee
+    sends ``SELECT 1``, which would cost every message a query). A connection that died while idle
+    (PostgreSQL restarted) fails its next query, which is a transient error and retried, and is
+    then dropped from the pool."""
+
+    def _is_closed(self, conn: Any) -> bool:
+        return bool(conn.closed or conn.broken)
+
+
+def setup_database(settings: Settings, *, max_connections: int = 4) -> Pool:
     """(Re)bind `db` to a pool of at most ``max_connections`` connections."""
     if db.obj is not None:
         db.obj.close_all()
-    database = PooledPostgresqlDatabase(
+    database = Pool(
         settings.database_url,
         max_connections=max_connections,
         stale_timeout=STALE_AFTER,

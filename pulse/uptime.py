@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import math
 from datetime import datetime
@@ -43,6 +44,7 @@ def parse(text: str) -> conditions.Condition:
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
+    started_at: datetime
     response: conditions.Response
     error: str | None
     results: list[conditions.Result]
@@ -70,6 +72,7 @@ def policy(settings: Settings) -> AddressPolicy:
 
 def run(check: Target, condition_texts: list[str], extract: dict[str, str], address_policy: AddressPolicy) -> Outcome:
     """Fetch the target and evaluate the conditions (and extractions) on what came back."""
+    started_at = utcnow()
     response, error = fetch(check, address_policy)
     parsed = [parse(text) for text in condition_texts or DEFAULT_CONDITIONS]
     results = [conditions.evaluate(c, response) for c in parsed]
@@ -81,7 +84,7 @@ def run(check: Target, condition_texts: list[str], extract: dict[str, str], addr
             number = _number(value)
             if number is not None:
                 extracted[name] = number
-    return Outcome(response, error, results, status.observed(failed, error), extracted)
+    return Outcome(started_at, response, error, results, status.observed(failed, error), extracted)
 
 
 def _number(value: object) -> float | None:
@@ -94,8 +97,162 @@ def _number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+@dataclasses.dataclass(frozen=True)
+class Loaded:
+    """What a check needs of its component, read in one query before the request is made."""
+
+    id: int
+    organization_id: int
+    checkable: bool  # an endpoint, not paused
+    target: Target
+    conditions: list[str]
+    extract: dict[str, str]
+    state: status.State
+    failure_threshold: int
+    success_threshold: int
+    last_checked_at: datetime | None
+    recorded: bool  # this slot is recorded already (a redelivered message)
+    in_maintenance: bool
+
+
+LOAD = """
+SELECT c.id, c.organization_id, c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.body,
+       c.timeout_ms, c.conditions, c.extract, c.status, c.consecutive_failures, c.consecutive_successes,
+       c.failure_threshold, c.success_threshold, c.last_checked_at,
+       EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = %(slot)s),
+       EXISTS (SELECT 1 FROM maintenance_window m
+               WHERE m.component_id = c.id AND m.starts_at <= %(now)s AND m.ends_at > %(now)s)
+FROM component c
+WHERE c.id = %(id)s
+"""
+
+
+def load(component_id: int, scheduled_at: datetime) -> Loaded | None:
+    """The component of a check, or None if it was deleted."""
+    row = db.execute_sql(LOAD, {"id": component_id, "slot": scheduled_at, "now": utcnow()}).fetchone()
+    if row is None:
+        return None
+    (
+        cid,
+        organization_id,
+        checkable,
+        method,
+        url,
+        headers,
+        body,
+        timeout_ms,
+        texts,
+        extract,
+        current,
+        failures,
+        successes,
+        failure_threshold,
+        success_threshold,
+        last_checked_at,
+        recorded,
+        in_maintenance,
+    ) = row
+    return Loaded(
+        id=cid,
+        organization_id=organization_id,
+        checkable=checkable,
+        target=Target(method=method, url=url or "", headers=headers or {}, body=body, timeout_s=timeout_ms / 1000),
+        conditions=texts,
+        extract=extract or {},
+        state=status.State(current, failures, successes),
+        failure_threshold=failure_threshold,
+        success_threshold=success_threshold,
+        last_checked_at=last_checked_at,
+        recorded=recorded,
+        in_maintenance=in_maintenance,
+    )
+
+
+def save(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> list[int]:
+    """Record a check. Returns the ids of the events written, to publish.
+
+    Most checks leave the status as it was: they are recorded in one guarded statement. A change
+    of status, a late result or a concurrent check takes `record`, with the component locked.
+    """
+    after = status.transition(
+        loaded.state,
+        outcome.seen,
+        failure_threshold=loaded.failure_threshold,
+        success_threshold=loaded.success_threshold,
+        in_maintenance=loaded.in_maintenance,
+    )
+    latest = loaded.last_checked_at is None or scheduled_at > loaded.last_checked_at
+    if after.status == loaded.state.status and latest and _save_unchanged(loaded, after, scheduled_at, outcome):
+        return []
+    return record(loaded.id, scheduled_at, outcome)
+
+
+# The component's new counters, guarded by the values they were computed from (so a concurrent
+# check makes it change nothing), and the check row, written only if that update happened; then
+# the extracted values of the check.
+SAVE_UNCHANGED = """
+WITH updated AS (
+    UPDATE component
+    SET consecutive_failures = %(failures)s, consecutive_successes = %(successes)s,
+        last_checked_at = %(slot)s, last_response_time_ms = %(ms)s
+    WHERE id = %(id)s AND status = %(status)s
+      AND consecutive_failures = %(was_failures)s AND consecutive_successes = %(was_successes)s
+      AND last_checked_at IS NOT DISTINCT FROM %(was_checked)s
+      AND NOT EXISTS (SELECT 1 FROM uptime_check WHERE component_id = %(id)s AND scheduled_at = %(slot)s)
+    RETURNING id
+), checked AS (
+    INSERT INTO uptime_check (component_id, scheduled_at, started_at, checked_at, status_code, response_time_ms,
+                              success, outcome, error, condition_results)
+    SELECT id, %(slot)s, %(started)s, %(now)s, %(code)s, %(ms)s, %(success)s, %(seen)s, %(error)s, %(results)s::jsonb
+    FROM updated
+    ON CONFLICT DO NOTHING
+    RETURNING component_id
+), points AS (
+    INSERT INTO extracted_value_data_point (extracted_value_id, value, scheduled_at, created_at)
+    SELECT e.id, v.value::double precision, %(slot)s, %(now)s
+    FROM checked
+    JOIN extracted_value e ON e.component_id = checked.component_id
+    JOIN jsonb_each_text(%(values)s::jsonb) AS v (name, value) ON v.name = e.name
+    ON CONFLICT DO NOTHING
+    RETURNING extracted_value_id, value
+), latest AS (
+    UPDATE extracted_value e SET last_value = points.value, last_at = %(slot)s
+    FROM points WHERE e.id = points.extracted_value_id
+)
+SELECT count(*) FROM checked
+"""
+
+
+def _save_unchanged(loaded: Loaded, after: status.State, scheduled_at: datetime, outcome: Outcome) -> bool:
+    ms = round(outcome.response.response_time_ms)
+    row = db.execute_sql(
+        SAVE_UNCHANGED,
+        {
+            "id": loaded.id,
+            "status": loaded.state.status,
+            "failures": after.failures,
+            "successes": after.successes,
+            "was_failures": loaded.state.failures,
+            "was_successes": loaded.state.successes,
+            "was_checked": loaded.last_checked_at,
+            "slot": scheduled_at,
+            "started": outcome.started_at,
+            "now": utcnow(),
+            "code": outcome.response.status,
+            "ms": ms,
+            "success": outcome.success,
+            "seen": outcome.seen,
+            "error": outcome.error,
+            "results": json.dumps([r.as_dict() for r in outcome.results]),
+            "values": json.dumps(outcome.extracted),
+        },
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[int]:
-    """Apply one check's outcome. Returns the ids of the events written (to publish after commit).
+    """Apply one check's outcome with the component locked. Returns the ids of the events written
+    (to publish after commit).
 
     The component row is locked first, so two checks of one component finishing together apply
     one after the other; a result older than the latest applied one is kept but changes nothing.
@@ -115,6 +272,7 @@ def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[
             UptimeCheck.insert(
                 component=component.id,
                 scheduled_at=scheduled_at,
+                started_at=outcome.started_at,
                 checked_at=now,
                 status_code=outcome.response.status,
                 response_time_ms=round(outcome.response.response_time_ms),

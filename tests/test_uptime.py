@@ -247,3 +247,27 @@ def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, tar
 
     assert len(claims + rest) == 200
     assert len(set(claims + rest)) == 200
+
+
+def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target):
+    component = make_component(target)
+    first, second = uptime.load(component.id, slot(0)), uptime.load(component.id, slot(0))
+    outcome = uptime.run(first.target, first.conditions, first.extract, AddressPolicy())
+
+    assert uptime.save(first, slot(0), outcome) == []
+    assert uptime.save(second, slot(0), outcome) == []  # its guard sees the first: nothing applied
+
+    assert UptimeCheck.select().count() == 1
+    assert Component.get_by_id(component.id).consecutive_successes == 1
+
+
+def test_a_check_loaded_before_another_finished_still_counts(make_component, target):
+    component = make_component(target)
+    stale = uptime.load(component.id, slot(1))
+    run_check(component, 0)  # another check applies meanwhile
+    outcome = uptime.run(stale.target, stale.conditions, stale.extract, AddressPolicy())
+
+    uptime.save(stale, slot(1), outcome)  # its guard fails; the locked path applies it
+
+    after = Component.get_by_id(component.id)
+    assert (after.consecutive_successes, after.last_checked_at) == (2, slot(1))

@@ -1,6 +1,8 @@
 """Uptime: extracted values, maintenance windows, the event outbox, and each component's last check."""
 
 STATEMENTS = [
+    # When the request began (checked_at is when the outcome was recorded): lag = started_at - scheduled_at.
+    "ALTER TABLE uptime_check ADD COLUMN started_at TIMESTAMPTZ",
     "ALTER TABLE component ADD COLUMN extract JSONB NOT NULL DEFAULT '{}'",
     # The latest check applied to the status (by scheduled time), for `pulse status` and late results.
     "ALTER TABLE component ADD COLUMN last_checked_at TIMESTAMPTZ",
@@ -66,3 +68,4 @@ def down(migrator, db):
         db.execute_sql(f"DROP TABLE {table}")
     for column in ("status_since", "last_response_time_ms", "last_checked_at", "extract"):
         db.execute_sql(f"ALTER TABLE component DROP COLUMN {column}")
+    db.execute_sql("ALTER TABLE uptime_check DROP COLUMN started_at")

@@ -10,7 +10,8 @@ class UptimeCheck(BaseModel):
     id = BigAutoField()
     component = ForeignKeyField(Component, backref="checks", on_delete="CASCADE")
     scheduled_at = DateTimeTZField()
-    checked_at = DateTimeTZField(default=utcnow)
+    started_at = DateTimeTZField(null=True)  # when the request began
+    checked_at = DateTimeTZField(default=utcnow)  # when the outcome was recorded
     status_code = IntegerField(null=True)
     response_time_ms = IntegerField(null=True)
     success = BooleanField()

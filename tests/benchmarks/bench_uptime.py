@@ -1,0 +1,272 @@
+"""Uptime at scale: N components every I seconds against a fast local target, for T minutes.
+
+    python tests/benchmarks/bench_uptime.py --components 2000 --interval 20 --minutes 2
+    python tests/benchmarks/bench_uptime.py --components 20000 --interval 60 --minutes 3
+
+It migrates its own database (pulse_bench_uptime) and vhost, starts the target
+(tests/benchmarks/fast_target.py), times plain `requests` against it (a fresh connection per
+request, one process: the baseline), creates the components with their first slots spread over one
+interval, runs `dramatiq pulse.actors` and `periodiq pulse.actors`, and after one interval of
+warm-up measures a window of T minutes. It prints checks/s; the start lag (when the request began
+minus its slot) p50/p99/max; missed slots (due in the window, never checked) and duplicated checks
+(requests the target answered beyond the checks recorded); the CPU of the workers, RabbitMQ and
+PostgreSQL per check; the workers' peak RSS; and the ratio to the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import requests
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST = os.environ.get("PULSE_TEST_HOST", "127.0.0.1")
+NAME = "pulse_bench_uptime"
+ENV = {
+    "PULSE_BROKER_URL": f"amqp://guest:guest@{HOST}:5672/{NAME}",
+    "PULSE_DATABASE_URL": f"postgresql://postgres@{HOST}:5432/{NAME}",
+    "PULSE_METRICS_DIR": os.path.join(tempfile.gettempdir(), NAME + "-metrics"),
+    "PULSE_LOG_LEVEL": "WARNING",
+}
+CONDITIONS = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def reset() -> None:
+    api = f"http://guest:guest@{HOST}:15672/api"
+    requests.delete(f"{api}/vhosts/{NAME}", timeout=10)
+    requests.put(f"{api}/vhosts/{NAME}", timeout=10).raise_for_status()
+    requests.put(
+        f"{api}/permissions/{NAME}/guest", json={"configure": ".*", "write": ".*", "read": ".*"}, timeout=10
+    ).raise_for_status()
+    admin = psycopg.conninfo.make_conninfo(ENV["PULSE_DATABASE_URL"], dbname="postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(NAME)))
+    subprocess.run(
+        [sys.executable, "-m", "pulse.cli", "migrate"], env={**os.environ, **ENV}, check=True, stdout=subprocess.DEVNULL
+    )
+
+
+def baseline(url: str, seconds: float = 10) -> tuple[int, float]:
+    """Plain `requests`, a fresh connection per request, one process: (requests made, requests/s)."""
+    done, deadline = 0, time.monotonic() + seconds
+    started = time.monotonic()
+    while time.monotonic() < deadline:
+        requests.get(url, timeout=5).raise_for_status()
+        done += 1
+    return done, done / (time.monotonic() - started)
+
+
+def create_components(conn: psycopg.Connection, count: int, interval: int, url: str, first: datetime) -> None:
+    org = conn.execute("INSERT INTO organization (slug, name) VALUES ('bench', 'Bench') RETURNING id").fetchone()[0]
+    with conn.cursor().copy(
+        "COPY component (organization_id, key, name, url, interval_seconds, timeout_ms, conditions, next_check_at)"
+        " FROM STDIN"
+    ) as copy:
+        for i in range(count):
+            slot = first + timedelta(seconds=interval * i / count)
+            copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, CONDITIONS, slot))
+
+
+def pids(*names: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() in names:
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def tree(root: int) -> list[int]:
+    """A process and all its descendants."""
+    result, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        result.append(pid)
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return result
+
+
+def cpu_seconds(pid_list: list[int]) -> float:
+    total = 0
+    for pid in pid_list:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except OSError:
+            pass
+    return total / TICK
+
+
+def machine_busy_seconds() -> float:
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    return (sum(values) - values[3] - values[4]) / TICK  # all but idle and iowait
+
+
+def peak_rss_mib(pid_list: list[int]) -> list[float]:
+    peaks = []
+    for pid in pid_list:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        peaks.append(int(line.split()[1]) / 1024)
+        except OSError:
+            pass
+    return peaks
+
+
+def sleep_until(moment: datetime) -> None:
+    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--components", type=int, default=2000)
+    parser.add_argument("--interval", type=int, default=20, help="seconds")
+    parser.add_argument("--minutes", type=float, default=2)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=16)
+    args = parser.parse_args()
+    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+
+    reset()
+    target_port = free_port()
+    target = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(target_port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert target.stdout and target.stdout.readline().strip() == "ready"
+    url = f"http://127.0.0.1:{target_port}/health"
+    baseline_requests, plain = baseline(url)
+
+    boot = timedelta(seconds=20)
+    first = datetime.now(UTC) + boot
+    with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
+        create_components(conn, args.components, args.interval, url, first)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, "env": env}
+    workers = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dramatiq",
+            "pulse.actors",
+            "--processes",
+            str(args.processes),
+            "--threads",
+            str(args.threads),
+        ],
+        start_new_session=True,
+        **quiet,
+    )
+    scheduler = subprocess.Popen(
+        [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],
+        start_new_session=True,
+        **quiet,
+    )
+    try:
+        start = first + timedelta(seconds=args.interval + 15)  # warm-up: one interval, and a tick or so
+        end = start + timedelta(minutes=args.minutes)
+        sleep_until(start)
+        watched = tree(workers.pid) + tree(scheduler.pid)
+        services = pids("beam.smp", "postgres")
+        before = (cpu_seconds(watched), cpu_seconds(services), machine_busy_seconds())
+        sleep_until(end)
+        after = (cpu_seconds(watched), cpu_seconds(services), machine_busy_seconds())
+        rss = peak_rss_mib(tree(workers.pid)[1:])
+        sleep_until(end + timedelta(seconds=15))  # let the window's last checks finish
+        scheduler.send_signal(signal.SIGTERM)
+        scheduler.wait(30)
+    finally:
+        for process in (scheduler, workers):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        workers.wait(120)
+        target.send_signal(signal.SIGTERM)
+        answered = int(target.communicate(timeout=30)[0].split()[-1])
+
+    with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
+        lags = [
+            row[0]
+            for row in conn.execute(
+                "SELECT extract(epoch FROM started_at - scheduled_at) FROM uptime_check"
+                " WHERE scheduled_at >= %s AND scheduled_at < %s",
+                (start, end),
+            )
+        ]
+        recorded_total = conn.execute("SELECT count(*) FROM uptime_check").fetchone()[0]
+        failed = conn.execute(
+            "SELECT count(*) FROM uptime_check WHERE scheduled_at >= %s AND scheduled_at < %s AND NOT success",
+            (start, end),
+        ).fetchone()[0]
+    expected = 0
+    for i in range(args.components):
+        offset = args.interval * i / args.components
+        first_in_window = max(0, -(-((start - first).total_seconds() - offset) // args.interval))
+        slot = offset + first_in_window * args.interval
+        while first + timedelta(seconds=slot) < end:
+            expected += 1
+            slot += args.interval
+    window = (end - start).total_seconds()
+    checks = len(lags)
+    stack = (after[0] - before[0]) + (after[1] - before[1])
+    print(
+        f"\n{args.components} components every {args.interval} s for {args.minutes:g} min, "
+        f"{args.processes} worker processes x {args.threads} threads"
+    )
+    print(f"checks/s          : {checks / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
+    print(
+        f"start lag         : p50 {percentile(lags, 0.5) * 1000:.0f} ms, p99 {percentile(lags, 0.99) * 1000:.0f} ms,"
+        f" max {max(lags, default=float('nan')) * 1000:.0f} ms"
+    )
+    # Every check makes one request and records one row: requests beyond the rows are duplicates.
+    print(f"missed, duplicated: {expected - checks}, {answered - baseline_requests - recorded_total}")
+    workers_ms, services_ms = ((a - b) / checks * 1000 for a, b in zip(after[:2], before[:2], strict=True))
+    machine_ms = (after[2] - before[2]) / checks * 1000
+    print(
+        f"CPU per check     : {stack / checks * 1000:.2f} ms (workers+scheduler {workers_ms:.2f}, "
+        f"RabbitMQ+PostgreSQL {services_ms:.2f}); whole machine {machine_ms:.2f} ms"
+    )
+    print(f"worker peak RSS   : {max(rss, default=0):.0f} MiB per process ({sum(rss):.0f} MiB together)")
+    print(
+        f"baseline          : plain requests {plain:.0f} req/s in one process; "
+        f"Pulse {checks / window:.0f} checks/s = {checks / window / plain:.2f} x"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -174,6 +174,7 @@ def check_now(
     """
     from pulse import conditions, uptime
     from pulse.http import Target
+    from pulse.models import utcnow
 
     if bool(key) == bool(url):
         fail("give a component KEY or --url, not both", code=2)
@@ -186,8 +187,10 @@ def check_now(
             extract: dict[str, str] = {}
         else:
             settings()
-            component = uptime.find(str(key))
-            check, texts, extract = uptime.target(component), component.conditions, component.extract
+            component = uptime.load(uptime.find(str(key)).id, utcnow())
+            if component is None:
+                raise LookupError(f"component {key!r} was deleted just now")
+            check, texts, extract = component.target, component.conditions, component.extract
         for text in texts:
             uptime.parse(text)
     except conditions.ConditionError as e:

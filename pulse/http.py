@@ -132,7 +132,7 @@ def _private_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str
     return "a non-public address"
 
 
-class _Failure(Exception):
+class _FetchError(Exception):
     """A check failed; the text is the error `fetch` returns (it never leaves `fetch`)."""
 
 
@@ -182,27 +182,27 @@ class _URL:
 
 
 def _parse(text: str) -> tuple[_URL, str | None]:
-    """The URL to request and the basic-auth credentials in it; `_Failure` if it is no valid URL."""
+    """The URL to request and the basic-auth credentials in it; `_FetchError` if it is no valid URL."""
     try:
         parts = urlsplit(text.lstrip())
         port = parts.port
         host = parts.hostname or ""
     except ValueError:
-        raise _Failure("invalid URL") from None
+        raise _FetchError("invalid URL") from None
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
-        raise _Failure("invalid URL: only http:// and https:// are supported")
+        raise _FetchError("invalid URL: only http:// and https:// are supported")
     host_port = parts.netloc.rpartition("@")[2]
     if host_port.startswith("["):  # an IPv6 address (urlsplit checked it, not what follows it)
         if not _BRACKETED_HOST.fullmatch(host_port):
-            raise _Failure("invalid URL")
+            raise _FetchError("invalid URL")
     elif not host.isascii():
         try:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
-            raise _Failure("invalid URL") from None
-    if not host or host.startswith(("*", ".")) or ":" not in host and _BAD_HOST_CHAR.search(host):
-        raise _Failure("invalid URL")
+            raise _FetchError("invalid URL") from None
+    if not host or host.startswith(("*", ".")) or (":" not in host and _BAD_HOST_CHAR.search(host)):
+        raise _FetchError("invalid URL")
     url = _URL(scheme, host, port if port is not None else _DEFAULT_PORTS[scheme], _target(parts.path, parts.query))
     return url, _basic_auth(parts.username, parts.password)
 
@@ -256,7 +256,7 @@ def _basic_auth(username: str | None, password: str | None) -> str | None:
     try:
         credentials = f"{unquote(username)}:{unquote(password)}".encode("latin-1")
     except UnicodeEncodeError:
-        raise _Failure("invalid URL") from None
+        raise _FetchError("invalid URL") from None
     return "Basic " + base64.b64encode(credentials).decode("ascii")
 
 
@@ -270,7 +270,7 @@ _CONTENT_HEADERS = frozenset({"content-length", "content-type", "transfer-encodi
 
 def _headers(given: Mapping[str, str], method: str, data: bytes | None, auth: str | None) -> list[tuple[str, str]]:
     """The request headers: Pulse's defaults, then ``given`` (replacing a default of any case),
-    Content-Length and the URL's credentials; `_Failure` for a header that cannot be sent."""
+    Content-Length and the URL's credentials; `_FetchError` for a header that cannot be sent."""
     merged = {
         "user-agent": ("User-Agent", USER_AGENT),
         "accept-encoding": ("Accept-Encoding", "gzip, deflate"),
@@ -285,7 +285,7 @@ def _headers(given: Mapping[str, str], method: str, data: bytes | None, auth: st
             and _HEADER_NAME.fullmatch(name)
             and _HEADER_VALUE.fullmatch(value)
         ):
-            raise _Failure("invalid header")
+            raise _FetchError("invalid header")
         merged[name.lower()] = (name, value)
     if data:
         merged["content-length"] = ("Content-Length", str(len(data)))
@@ -297,7 +297,7 @@ def _headers(given: Mapping[str, str], method: str, data: bytes | None, auth: st
 
 
 def _request(method: str, url: _URL, headers: list[tuple[str, str]], data: bytes | None) -> bytes:
-    """The bytes of the request; `_Failure` for a header value that is not Latin-1."""
+    """The bytes of the request; `_FetchError` for a header value that is not Latin-1."""
     names = {name.lower() for name, _ in headers}
     lines = [f"{method} {url.target} HTTP/1.1"]
     if "host" not in names:
@@ -309,7 +309,7 @@ def _request(method: str, url: _URL, headers: list[tuple[str, str]], data: bytes
     try:
         head = "\r\n".join(lines).encode("latin-1")
     except UnicodeEncodeError:
-        raise _Failure("invalid header") from None
+        raise _FetchError("invalid header") from None
     return head + data if data else head
 
 
@@ -322,33 +322,29 @@ def _redirect(
     data: bytes | None,
     jar: CookieJar | None,
 ) -> tuple[_URL, str, list[tuple[str, str]], bytes | None, CookieJar | None]:
-    """The next hop after ``response``, by requests' rules: 303 (and 301/302 from a POST, 302 from
-    anything but HEAD) becomes a GET without body; Authorization is dropped for another origin;
-    the target's own Cookie header is replaced by the cookies the hops set."""
+    """The next hop after ``response``, by requests' rules: 302 and 303 turn any method but HEAD
+    into GET, 301 turns POST into GET; all but 307 and 308 drop the body and its headers;
+    Authorization is dropped for another origin; the target's own Cookie header is replaced by the
+    cookies the hops set."""
     try:
         location = location.encode("latin-1").decode("utf-8")  # http.client decoded it as Latin-1
     except UnicodeError:
-        raise _Failure("invalid URL") from None
+        raise _FetchError("invalid URL") from None
     if location.startswith("//"):
         location = f"{url.scheme}:{location}"
     try:
         new, _ = _parse(urljoin(url.text, location))  # credentials in a Location are not used
-    except ValueError:
-        raise _Failure("invalid URL") from None
+    except ValueError:  # from urljoin
+        raise _FetchError("invalid URL") from None
     status = response.status
-    if status in (302, 303) and method != "HEAD" or status == 301 and method == "POST":
+    if (status in (302, 303) and method != "HEAD") or (status == 301 and method == "POST"):
         method = "GET"
     drop = set(_STRIPPED_ON_REDIRECT)
     if status not in (307, 308):
         drop |= _CONTENT_HEADERS
         data = None
-    same_origin = (new.scheme, new.port) == (url.scheme, url.port) or (url.scheme, url.port, new.scheme, new.port) == (
-        "http",
-        80,
-        "https",
-        443,
-    )
-    if new.host != url.host or not same_origin:
+    upgrade = (url.scheme, url.port, new.scheme, new.port) == ("http", 80, "https", 443)
+    if new.host != url.host or not (upgrade or (new.scheme, new.port) == (url.scheme, url.port)):
         drop.add("authorization")
     headers = [(name, value) for name, value in headers if name.lower() not in drop]
     if jar is None and response.getheader("Set-Cookie") is not None:
@@ -422,6 +418,7 @@ class _Check:
         self.connected = False
         self.certificate_expiration_ms: float | None = None
         self.sock: socket.socket | None = None
+        self.response: http.client.HTTPResponse | None = None
 
     def left(self) -> float:
         """Seconds left before the deadline; `TimeoutError` when there are none."""
@@ -444,7 +441,7 @@ class _Check:
             )
             sock.settimeout(self.left())
             sock.do_handshake()
-            not_after = sock.getpeercert().get("notAfter")
+            not_after = (sock.getpeercert() or {}).get("notAfter")
             if isinstance(not_after, str):
                 self.certificate_expiration_ms = (ssl.cert_time_to_seconds(not_after) - time.time()) * 1000
         self.connected = True
@@ -453,7 +450,8 @@ class _Check:
             sock.sendall(request)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server may have answered and closed early: read its answer
-        response = http.client.HTTPResponse(_Receiver(sock, self), method=method)  # type: ignore[arg-type]
+        receiver = _Receiver(sock, self)  # stands in for the socket: HTTPResponse only calls makefile()
+        response = self.response = http.client.HTTPResponse(receiver, method=method)  # type: ignore[arg-type]
         response.begin()
         return response
 
@@ -486,7 +484,7 @@ class _Check:
             self.ip = sock.getpeername()[0]
             return sock
         if isinstance(error, TimeoutError):
-            raise _Failure(f"timed out after {self.timeout_s} s connecting to {host}")
+            raise _FetchError(f"timed out after {self.timeout_s} s connecting to {host}")
         if error is not None:
             raise error
         if refused is not None:
@@ -494,6 +492,10 @@ class _Check:
         raise OSError(f"{host} resolves to no address")
 
     def close(self) -> None:
+        """Close the hop's response and connection (its body unread, if so)."""
+        if self.response is not None:
+            self.response.close()
+            self.response = None
         if self.sock is not None:
             self.sock.close()
             self.sock = None
@@ -604,7 +606,7 @@ def _read_body(response: http.client.HTTPResponse) -> bytes:
 # --- the check ---------------------------------------------------------------------------------
 
 # What a network problem, a bad answer or a bad redirect can raise.
-_ERRORS = (_Failure, TargetRefused, OSError, ValueError, http.client.HTTPException, zlib.error)
+_ERRORS = (_FetchError, TargetRefused, OSError, ValueError, http.client.HTTPException, zlib.error)
 
 
 def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -> tuple[Response, str | None]:
@@ -619,10 +621,10 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
         ``certificate_expiration_ms`` is None).
 
     Returns:
-      The `Response` (``response_time_ms`` in milliseconds from just before connecting to the end
-      of the body read; ``body`` at most `MAX_BODY` bytes, decoded per Content-Encoding;
-      ``status`` set once the final response's headers arrived) and an error text, None when the
-      HTTP exchange completed, whatever its status code.
+      The `Response` (``response_time_ms`` in milliseconds from just before the request, resolving
+      and connecting included, to the end of the body read; ``body`` at most `MAX_BODY` bytes,
+      decoded per Content-Encoding; ``status`` set once the final response's headers arrived) and
+      an error text, None when the HTTP exchange completed, whatever its status code.
     """
     method = target.method.upper()
     if method not in METHODS:
@@ -632,7 +634,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
         url, auth = _parse(target.url)
         headers = _headers(target.headers, method, data, auth)
         request = _request(method, url, headers, data)
-    except _Failure as e:
+    except _FetchError as e:
         return Response(), str(e)
     check = _Check(target.timeout_s, url.host)
     jar: CookieJar | None = None
@@ -647,7 +649,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
             if not location:
                 break
             if hop == MAX_REDIRECTS:
-                raise _Failure(f"too many redirects (more than {MAX_REDIRECTS})")
+                raise _FetchError(f"too many redirects (more than {MAX_REDIRECTS})")
             url, method, headers, data, jar = _redirect(response, location, url, method, headers, data, jar)
             request = _request(method, url, headers, data)
         status = response.status
@@ -672,7 +674,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
 def _describe(error: Exception, check: _Check) -> str:
     """A short text for what went wrong, naming the host but no credentials or query string."""
     host, timeout = check.host, check.timeout_s
-    if isinstance(error, (_Failure, TargetRefused)):
+    if isinstance(error, (_FetchError, TargetRefused)):
         return str(error)
     if isinstance(error, socket.gaierror):
         return f"cannot resolve host {host}"

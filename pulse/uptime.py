@@ -56,16 +56,6 @@ class Outcome:
         return self.error is None and all(r.success for r in self.results)
 
 
-def target(component: Component) -> Target:
-    return Target(
-        method=component.method,
-        url=component.url or "",
-        headers=component.headers or {},
-        body=component.body,
-        timeout_s=component.timeout_ms / 1000,
-    )
-
-
 def policy(settings: Settings) -> AddressPolicy:
     return AddressPolicy(allow_private=settings.check_allow_private, allow_link_local=settings.check_allow_link_local)
 

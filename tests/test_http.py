@@ -1,11 +1,16 @@
 """`pulse.http.fetch` against real local servers: answers, timeouts, redirects, the address guard, TLS."""
 
+import base64
+import contextlib
 import gzip
 import shutil
 import socket
 import ssl
 import subprocess
+import threading
 import time
+import zlib
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -27,6 +32,35 @@ def target():
 def get(url: str, policy: AddressPolicy = DEFAULT, *, method: str = "GET", verify: bool | str = True, **fields):
     """``fetch`` of ``Target(method, url, **fields)``."""
     return fetch(Target(method=method, url=url, **fields), policy, verify=verify)
+
+
+@contextlib.contextmanager
+def raw_server(answer: bytes, *, trickle_s: float = 0.0) -> Iterator[int]:
+    """A server on 127.0.0.1 for answers no HTTP server would send: it reads one request head,
+    sends ``answer`` (a byte every ``trickle_s`` seconds if set) and closes. Yields its port."""
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(5)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError), listener.accept()[0] as conn:
+            conn.settimeout(5)
+            received = b""
+            while b"\r\n\r\n" not in received and (chunk := conn.recv(4096)):
+                received += chunk
+            for i in range(0, len(answer), 1 if trickle_s else len(answer)):
+                conn.sendall(answer[i : i + 1] if trickle_s else answer)
+                if trickle_s and stop.wait(trickle_s):
+                    return
+
+    thread = threading.Thread(target=serve, name="raw-server", daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
 
 
 # --- answers -----------------------------------------------------------------------------------
@@ -91,6 +125,32 @@ def test_it_reports_a_body_it_cannot_decode(target):
     assert (response.status, response.body) == (200, b"")
 
 
+@pytest.mark.parametrize("wrapped", [True, False], ids=["zlib", "raw"])
+def test_it_decodes_a_deflated_body(target, wrapped):
+    deflated = zlib.compress(b"hello " * 1000)
+    target.answer("/deflate", body=deflated if wrapped else deflated[2:-4], headers={"Content-Encoding": "deflate"})
+
+    response, error = get(target.url("/deflate"))
+
+    assert (response.body, error) == (b"hello " * 1000, None)
+
+
+def test_it_truncates_a_decoded_body_at_1_mib(target):
+    target.answer("/bomb", body=gzip.compress(b"\0" * (MAX_BODY * 4)), headers={"Content-Encoding": "gzip"})
+
+    response, error = get(target.url("/bomb"))
+
+    assert (response.status, len(response.body), error) == (200, MAX_BODY, None)
+
+
+def test_it_reports_a_body_cut_short():
+    with raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc") as port:
+        response, error = get(f"http://127.0.0.1:{port}/")
+
+    assert error == "connection to 127.0.0.1 closed before a complete response"
+    assert (response.status, response.body) == (200, b"")
+
+
 def test_it_answers_head_without_body(target):
     target.answer("/", body=b"ignored")
 
@@ -127,6 +187,27 @@ def test_it_sends_headers_and_body(target):
     assert received.headers["content-type"] == "application/json"
     assert received.headers["user-agent"] == f"Pulse/{pulse.__version__} (uptime check)"
     assert received.body == '{"name": "café"}'.encode()
+
+
+def test_it_sends_host_and_closes_the_connection(target):
+    get(target.url("/"))
+
+    headers = target.received[0].headers
+    assert headers["host"] == f"127.0.0.1:{target.port}"
+    assert headers["connection"] == "close"
+    assert headers["accept-encoding"] == "gzip, deflate"
+
+
+def test_it_sends_the_urls_credentials_as_basic_auth(target):
+    get(f"http://us%40er:s3cret@127.0.0.1:{target.port}/")
+
+    assert target.received[0].headers["authorization"] == "Basic " + base64.b64encode(b"us@er:s3cret").decode()
+
+
+def test_it_normalises_the_path_as_requests_did(target):
+    get(target.url("/a/../b c/%7euser?q=é"))
+
+    assert target.received[0].path == "/b%20c/~user?q=%C3%A9"
 
 
 def test_a_user_agent_of_the_target_replaces_pulses(target):
@@ -176,6 +257,19 @@ def test_it_cuts_a_trickling_body_at_the_deadline(target, chunked):
     assert 1.0 <= elapsed < 1.5
 
 
+def test_the_deadline_covers_a_trickling_response_head():
+    # One byte every 50 ms: no single read times out, only the deadline of the whole check can.
+    head = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"x" * 100 + b"\r\nContent-Length: 0\r\n\r\n"
+    started = time.monotonic()
+
+    with raw_server(head, trickle_s=0.05) as port:
+        response, error = get(f"http://127.0.0.1:{port}/", timeout_s=0.5)
+
+    assert error == "timed out after 0.5 s"
+    assert (response.status, response.connected) == (None, True)
+    assert time.monotonic() - started < 1
+
+
 # --- network errors ----------------------------------------------------------------------------
 
 
@@ -216,6 +310,13 @@ def test_it_reports_an_invalid_url(url):
 
 def test_it_reports_an_invalid_header():
     response, error = get("http://127.0.0.1/", headers={"X-Injected": "a\r\nHost: elsewhere"})
+
+    assert (response.status, error) == (None, "invalid header")
+
+
+@pytest.mark.parametrize("headers", [{"X-Price": "5 €"}, {"X-Naïve": "1"}, {"X-Line": "a\n"}, {"X-Lead": " a"}])
+def test_it_reports_a_header_it_cannot_send(headers):
+    response, error = get("http://127.0.0.1/", headers=headers)
 
     assert (response.status, error) == (None, "invalid header")
 
@@ -301,6 +402,45 @@ def test_the_deadline_covers_every_redirect_hop(target):
 
     assert error == "timed out after 1.0 s"
     assert time.monotonic() - started < 1.5
+
+
+@pytest.mark.parametrize(
+    ("status", "method", "then"),
+    [(301, "POST", "GET"), (302, "PUT", "GET"), (303, "POST", "GET"), (307, "POST", "POST"), (308, "PUT", "PUT")],
+)
+def test_a_redirect_keeps_or_drops_the_method_and_body(target, status, method, then):
+    target.redirect("/go", "/final", status=status)
+    target.answer("/final", body=b"done")
+
+    response, error = get(target.url("/go"), method=method, body="data", headers={"Content-Type": "text/plain"})
+
+    assert (response.body, error) == (b"done", None)
+    _, second = target.received
+    kept = status in (307, 308)
+    assert second.method == then
+    assert second.body == (b"data" if kept else b"")
+    assert ("content-type" in second.headers) is kept
+
+
+def test_it_sends_cookies_set_by_a_redirect(target):
+    target.answer("/login", status=302, headers={"Location": "/home", "Set-Cookie": "session=abc; Path=/"})
+    target.answer("/home", body=b"home")
+
+    response, error = get(target.url("/login"))
+
+    assert (response.body, error) == (b"home", None)
+    assert target.received[1].headers["cookie"] == "session=abc"
+
+
+def test_it_drops_credentials_on_a_redirect_to_another_host(target):
+    target.redirect("/go", f"http://localhost:{target.port}/final")
+    target.redirect("/same", "/final")
+    target.answer("/final", body=b"done")
+
+    get(f"http://user:s3cret@127.0.0.1:{target.port}/same")
+    get(f"http://user:s3cret@127.0.0.1:{target.port}/go")
+
+    assert [("authorization" in r.headers) for r in target.received] == [True, True, True, False]
 
 
 # --- the address guard -------------------------------------------------------------------------
@@ -470,3 +610,23 @@ def test_it_reports_an_untrusted_certificate(tls_target):
     assert (response.status, response.connected, response.certificate_expiration_ms) == (None, False, None)
     assert response.ip == "127.0.0.1"
     assert tls_target.received == []
+
+
+def test_it_checks_https_without_verification_when_told(tls_target):
+    tls_target.answer("/", body=b"secure")
+
+    response, error = get(tls_target.url(), verify=False)
+
+    assert (response.status, response.body, error) == (200, b"secure", None)
+    assert response.certificate_expiration_ms is None
+
+
+def test_it_makes_a_tls_context_once_per_ca_bundle(tls_target, certificates, monkeypatch):
+    made = []
+    create = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **kw: made.append(kw) or create(*a, **kw))
+
+    results = [get(tls_target.url(), verify=str(certificates / "ca.pem")) for _ in range(3)]
+
+    assert [(r.status, e) for r, e in results] == [(404, None)] * 3
+    assert len(made) <= 1  # none if an earlier test made it

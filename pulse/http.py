@@ -260,7 +260,7 @@ def _basic_auth(username: str | None, password: str | None) -> str | None:
     return "Basic " + base64.b64encode(credentials).decode("ascii")
 
 
-# --- requests ----------------------------------------------------------------------------------
+# --- the request -------------------------------------------------------------------------------
 
 _HEADER_NAME = re.compile(r"[^:\s][^:\r\n]*")
 _HEADER_VALUE = re.compile(r"(?:\S[^\r\n]*)?")

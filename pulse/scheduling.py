@@ -40,9 +40,10 @@ WHERE type = 'ENDPOINT' AND NOT paused AND next_check_at IS NULL
 NEXT_DUE = "SELECT min(next_check_at) FROM component WHERE type = 'ENDPOINT' AND NOT paused"
 
 
-def claim(now: datetime, limit: int = 1000) -> list[tuple[int, datetime]]:
-    """Claim the components due at ``now``: (component id, scheduled time of the slot claimed)."""
-    return list(db.execute_sql(CLAIM, {"now": now, "limit": limit}).fetchall())
+def claim(horizon: datetime, limit: int = 1000) -> list[tuple[int, datetime]]:
+    """Claim the components due by ``horizon``: (component id, scheduled time of the slot
+    claimed, the latest slot not after the horizon)."""
+    return list(db.execute_sql(CLAIM, {"now": horizon, "limit": limit}).fetchall())
 
 
 def start_new(now: datetime) -> int:

@@ -1,5 +1,5 @@
 """Uptime scheduling: each minute's tick runs a short loop that claims checks a moment before they
-come due (sub-minute intervals included) and sends each at its time; it never runs a check itself."""
+come due (sub-minute intervals included) and sends them at their time; it never runs a check."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from periodiq import cron
 
 from actors.uptime import check
 from pulse import scheduling
+from pulse.config import get_settings
 from pulse.db import db
 from pulse.models import utcnow
+from pulse.rabbitmq import BatchPublisher
 from pulse.ticks import Tick, stopping
 
 logger = logging.getLogger(__name__)
@@ -33,33 +35,41 @@ def schedule() -> None:
     deadline = time.monotonic() + LOOP_SECONDS
     next_start = 0.0
     sent = 0
+    publisher = BatchPublisher(get_settings())
     try:
         while time.monotonic() < deadline and not stopping.is_set():
             if time.monotonic() >= next_start:
                 scheduling.start_new(utcnow())
                 next_start = time.monotonic() + START_EVERY
-            sent += _claim_and_send()
+            sent += _claim_and_send(publisher)
             stopping.wait(_until_next_due(deadline))
     except _StoppingError:
         pass
+    finally:
+        publisher.close()
     if stopping.is_set():
         schedule.send()  # hand the rest of the minute to another worker
     logger.info("Scheduler loop sent %d check(s).", sent)
 
 
-def _claim_and_send() -> int:
-    """Claim the checks due within `LOOKAHEAD` and send each at its time.
+def _claim_and_send(publisher: BatchPublisher) -> int:
+    """Claim the checks due within `LOOKAHEAD` and send them as they come due, in batches of
+    those due by then (one RabbitMQ transaction each).
 
     The sends happen before the claim commits: a crash or a shutdown in between leaves the slots
     to claim again (a check sent twice is recorded once), never a slot claimed but not sent.
     """
     with db.atomic():
         claimed = sorted(scheduling.claim(utcnow() + LOOKAHEAD), key=lambda row: row[1])
-        for component_id, scheduled_at in claimed:
-            wait = (scheduled_at - utcnow()).total_seconds()
+        position = 0
+        while position < len(claimed):
+            wait = (claimed[position][1] - utcnow()).total_seconds()
             if wait > 0 and stopping.wait(wait):
                 raise _StoppingError
-            check.send(component_id, scheduled_at.isoformat())
+            now = utcnow()
+            batch = [row for row in claimed[position:] if row[1] <= now]
+            publisher.publish(check.message(component_id, slot.isoformat()) for component_id, slot in batch)
+            position += len(batch)
     return len(claimed)
 
 

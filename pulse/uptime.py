@@ -179,8 +179,8 @@ def save(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> list[int]:
 
 # The component's new counters, guarded by the values they were computed from (so a concurrent
 # check makes it change nothing), and the check row, written only if that update happened; then
-# the extracted values of the check.
-SAVE_UNCHANGED = """
+# the extracted values of the check, if it has any.
+_SAVE_CHECK = """
 WITH updated AS (
     UPDATE component
     SET consecutive_failures = %(failures)s, consecutive_successes = %(successes)s,
@@ -197,7 +197,8 @@ WITH updated AS (
     FROM updated
     ON CONFLICT DO NOTHING
     RETURNING component_id
-), points AS (
+)"""
+_SAVE_EXTRACTED = """, points AS (
     INSERT INTO extracted_value_data_point (extracted_value_id, value, scheduled_at, created_at)
     SELECT e.id, v.value::double precision, %(slot)s, %(now)s
     FROM checked
@@ -208,15 +209,15 @@ WITH updated AS (
 ), latest AS (
     UPDATE extracted_value e SET last_value = points.value, last_at = %(slot)s
     FROM points WHERE e.id = points.extracted_value_id
-)
-SELECT count(*) FROM checked
-"""
+)"""
+SAVE_UNCHANGED = _SAVE_CHECK + " SELECT count(*) FROM checked"
+SAVE_UNCHANGED_EXTRACTED = _SAVE_CHECK + _SAVE_EXTRACTED + " SELECT count(*) FROM checked"
 
 
 def _save_unchanged(loaded: Loaded, after: status.State, scheduled_at: datetime, outcome: Outcome) -> bool:
     ms = round(outcome.response.response_time_ms)
     row = db.execute_sql(
-        SAVE_UNCHANGED,
+        SAVE_UNCHANGED_EXTRACTED if outcome.extracted else SAVE_UNCHANGED,
         {
             "id": loaded.id,
             "status": loaded.state.status,

@@ -40,7 +40,7 @@ STATEMENTS = [
         UNIQUE (extracted_value_id, scheduled_at)
     )
     """,
-    "CREATE INDEX extracted_value_data_point_created_at ON extracted_value_data_point (created_at)",
+    "CREATE INDEX extracted_value_data_point_created_at ON extracted_value_data_point USING brin (created_at)",
     """
     CREATE TABLE event (
         id BIGSERIAL PRIMARY KEY,

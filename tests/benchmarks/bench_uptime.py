@@ -203,10 +203,10 @@ def main() -> None:
         end = start + timedelta(minutes=args.minutes)
         sleep_until(start)
         watched = tree(workers.pid) + tree(scheduler.pid)
-        services = pids("beam.smp", "postgres")
-        before = (cpu_seconds(watched), cpu_seconds(services), machine_busy_seconds())
+        rabbit, postgres = pids("beam.smp"), pids("postgres")
+        before = (cpu_seconds(watched), cpu_seconds(rabbit), cpu_seconds(postgres), machine_busy_seconds())
         sleep_until(end)
-        after = (cpu_seconds(watched), cpu_seconds(services), machine_busy_seconds())
+        after = (cpu_seconds(watched), cpu_seconds(rabbit), cpu_seconds(postgres), machine_busy_seconds())
         rss = peak_rss_mib(tree(workers.pid)[1:])
         sleep_until(end + timedelta(seconds=15))  # let the window's last checks finish
         scheduler.send_signal(signal.SIGTERM)
@@ -243,7 +243,7 @@ def main() -> None:
             slot += args.interval
     window = (end - start).total_seconds()
     checks = len(lags)
-    stack = (after[0] - before[0]) + (after[1] - before[1])
+    per_check = [(a - b) / max(1, len(lags)) * 1000 for a, b in zip(after, before, strict=True)]
     print(
         f"\n{args.components} components every {args.interval} s for {args.minutes:g} min, "
         f"{args.processes} worker processes x {args.threads} threads"
@@ -255,11 +255,10 @@ def main() -> None:
     )
     # Every check makes one request and records one row: requests beyond the rows are duplicates.
     print(f"missed, duplicated: {expected - checks}, {answered - baseline_requests - recorded_total}")
-    workers_ms, services_ms = ((a - b) / checks * 1000 for a, b in zip(after[:2], before[:2], strict=True))
-    machine_ms = (after[2] - before[2]) / checks * 1000
+    workers_ms, rabbit_ms, postgres_ms, machine_ms = per_check
     print(
-        f"CPU per check     : {stack / checks * 1000:.2f} ms (workers+scheduler {workers_ms:.2f}, "
-        f"RabbitMQ+PostgreSQL {services_ms:.2f}); whole machine {machine_ms:.2f} ms"
+        f"CPU per check     : {workers_ms + rabbit_ms + postgres_ms:.2f} ms (workers and scheduler {workers_ms:.2f},"
+        f" RabbitMQ {rabbit_ms:.2f}, PostgreSQL {postgres_ms:.2f}); whole machine {machine_ms:.2f} ms"
     )
     print(f"worker peak RSS   : {max(rss, default=0):.0f} MiB per process ({sum(rss):.0f} MiB together)")
     print(

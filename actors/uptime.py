@@ -11,9 +11,10 @@ from pulse import events, uptime
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.errors import PermanentError
+from pulse.http import AddressPolicy
 
 logger = logging.getLogger(__name__)
-POLICY = uptime.policy(get_settings())
+POLICY = AddressPolicy.from_settings(get_settings())
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)

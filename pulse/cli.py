@@ -97,9 +97,9 @@ def run(processes: int, threads: int) -> None:
 
 @main.command("apply")
 @click.option("-f", "--file", "path", type=click.File("r", encoding="utf-8"), required=True, help="YAML file.")
-@click.option("--prune", is_flag=True, help="Also delete organizations and components the file does not name.")
+@click.option("--prune", is_flag=True, help="Also delete what the file does not name.")
 def apply_file(path: Any, prune: bool) -> None:
-    """Declare organizations and components from a file: all of it, or nothing."""
+    """Declare organizations, components, channels and subscribers from a file: all of it, or nothing."""
     from pulse import configfile
 
     try:
@@ -113,9 +113,10 @@ def apply_file(path: Any, prune: bool) -> None:
     report = configfile.apply(config, prune=prune)
     click.echo(
         f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
-        f"{report.components_updated} updated"
+        f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
         + (
-            f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s)"
+            f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s), "
+            f"{report.channels_deleted} channel(s), {report.subscribers_deleted} subscriber(s)"
             if prune
             else ""
         )
@@ -149,6 +150,63 @@ def status(as_json: bool) -> None:
     )
 
 
+@main.group()
+def notify() -> None:
+    """Notification channels."""
+
+
+@notify.command("test")
+@click.argument("channel")
+def notify_test(channel: str) -> None:
+    """Send a test message through CHANNEL (KEY or ORGANIZATION/KEY) and print the provider's answer."""
+    from pulse import notify as notifications
+    from pulse.channels import TransportError
+
+    current = settings()
+    try:
+        found = notifications.find_channel(channel)
+    except LookupError as e:
+        fail(str(e.args[0]), code=2)
+    try:
+        sent, elapsed_ms = notifications.send_test(found, current)
+    except TransportError as e:
+        fail(f"not sent: {e}")
+    click.echo(
+        f"sent through {found.type} channel {found.key} in {elapsed_ms:.0f} ms"
+        + (f": {sent.reference}" if sent.reference else "")
+    )
+
+
+@main.command()
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--status", "status_filter", type=click.Choice(["pending", "sending", "sent", "failed"]))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def notifications(limit: int, status_filter: str | None, as_json: bool) -> None:
+    """Recent deliveries, newest first: event, destination, status, attempts, error."""
+    from pulse.notify import recent
+
+    settings()
+    rows = recent(limit, status_filter)
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        ["id", "created", "event", "destination", "status", "attempts", "error"],
+        [
+            [
+                r["id"],
+                r["created_at"][:19],
+                r["event"],
+                r["destination"],
+                r["status"],
+                r["attempts"],
+                (r["last_error"] or "")[:80],
+            ]
+            for r in rows
+        ],
+    )
+
+
 @main.command("check")
 @click.argument("key", required=False)
 @click.option("--url", help="Check this URL instead of a configured component.")
@@ -173,7 +231,7 @@ def check_now(
     when any fails, 2 on a usage or configuration error.
     """
     from pulse import conditions, uptime
-    from pulse.http import Target
+    from pulse.http import AddressPolicy, Target
     from pulse.models import utcnow
 
     if bool(key) == bool(url):
@@ -197,7 +255,7 @@ def check_now(
         fail(str(e), code=2)
     except LookupError as e:
         fail(str(e.args[0]), code=2)
-    outcome = uptime.run(check, texts, extract, uptime.policy(current))
+    outcome = uptime.run(check, texts, extract, AddressPolicy.from_settings(current))
     report = {
         "success": outcome.success,
         "status": outcome.response.status,

@@ -642,6 +642,7 @@ class Response:
     connected: bool = False
     ip: str | None = None
     certificate_expiration_ms: float | None = None  # milliseconds until the certificate expires; None for plain HTTP
+    headers: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)  # final response, lower-case
     _cache: dict[str, object] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
 

@@ -17,6 +17,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 from pulse.errors import ConfigError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+SECRETS = frozenset({"resend_api_key", "twilio_auth_token", "vapid_private_key"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +34,17 @@ class Settings:
     heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
     check_allow_private: uptime checks may reach private and loopback addresses (self-hosting).
     check_allow_link_local: uptime checks may reach link-local and cloud-metadata addresses.
+      Both also apply to notification deliveries (webhooks, Slack, Discord, Teams, Web Push).
+    public_url: the status page's address; notifications link to it.
+    email_from: the sender of notification emails, e.g. ``Pulse <alerts@example.com>``.
+    resend_api_key: Resend API key; when set, email goes through Resend.
+    resend_url: Resend's API base URL.
+    smtp_url: ``smtp://user:password@host:587`` (STARTTLS when offered) or ``smtps://...:465``;
+      email goes through SMTP when no Resend key is set.
+    twilio_account_sid, twilio_auth_token, twilio_from: Twilio credentials and sender for SMS.
+    twilio_url: Twilio's API base URL.
+    vapid_private_key: the VAPID private key for Web Push (PEM, or base64url DER / raw).
+    vapid_subject: the VAPID contact, ``mailto:...`` or ``https:...``.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -46,6 +58,17 @@ class Settings:
     heartbeat_max_age: int = 180
     check_allow_private: bool = True
     check_allow_link_local: bool = False
+    public_url: str = ""
+    email_from: str = "Pulse <pulse@localhost>"
+    resend_api_key: str = ""
+    resend_url: str = "https://api.resend.com"
+    smtp_url: str = ""
+    twilio_account_sid: str = ""
+    twilio_auth_token: str = ""
+    twilio_from: str = ""
+    twilio_url: str = "https://api.twilio.com"
+    vapid_private_key: str = ""
+    vapid_subject: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -84,7 +107,7 @@ class Settings:
 
     def __repr__(self) -> str:
         shown = {
-            f.name: redact(v) if f.name.endswith("_url") else v
+            f.name: ("***" if v else "") if f.name in SECRETS else redact(v) if f.name.endswith("_url") else v
             for f in dataclasses.fields(self)
             for v in [getattr(self, f.name)]
         }
@@ -180,6 +203,17 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "heartbeat_max_age": _int(60, 86400, "the heartbeat age in seconds"),
     "check_allow_private": _bool,
     "check_allow_link_local": _bool,
+    "public_url": _url(("http", "https"), "https://status.example.com"),
+    "email_from": str,
+    "resend_api_key": str,
+    "resend_url": _url(("http", "https"), "https://api.resend.com"),
+    "smtp_url": _url(("smtp", "smtps"), "smtp://user:password@host:587 or smtps://user:password@host:465"),
+    "twilio_account_sid": str,
+    "twilio_auth_token": str,
+    "twilio_from": str,
+    "twilio_url": _url(("http", "https"), "https://api.twilio.com"),
+    "vapid_private_key": str,
+    "vapid_subject": str,
 }
 
 

@@ -1,13 +1,17 @@
-"""`pulse apply -f FILE.yaml`: organizations and their components, declared in a file.
+"""`pulse apply -f FILE.yaml`: organizations, their components, notification channels and
+subscribers (see `pulse.subscriptions`), declared in a file.
 
 Validation is whole-file: every problem is reported with its path, field and reason, and nothing
-is written unless the file is valid. Applying is idempotent (upsert by slug and key) and happens
-in one transaction; ``prune`` also deletes what the file no longer names.
+is written unless the file is valid. ``${NAME}`` in any text is replaced by the environment
+variable NAME (for secrets: webhook URLs, signing secrets), which must be set. Applying is
+idempotent (upsert by slug, key or address) and happens in one transaction; ``prune`` also
+deletes what the file no longer names.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -24,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from pulse import conditions
+from pulse import conditions, subscriptions
 from pulse.db import db
 from pulse.errors import ConfigError
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, Organization, utcnow
@@ -33,6 +37,7 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 _DURATION = re.compile(r"(\d+)(ms|s|m|h)")
 _SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 
 
@@ -122,18 +127,7 @@ class ComponentSpec(_Strict):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        from urllib.parse import urlsplit
-
-        try:
-            parts = urlsplit(value)
-            parts.port  # noqa: B018 - raises on a bad port
-        except ValueError:
-            raise ValueError("not a valid URL") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("must be an http:// or https:// URL with a host")
-        return value
+        return value if value is None else subscriptions.http_url(value)
 
     @field_validator("headers")
     @classmethod
@@ -172,12 +166,33 @@ class OrganizationSpec(_Strict):
     slug: Slug
     name: str = Field(min_length=1, max_length=200)
     components: list[ComponentSpec] = Field(default_factory=list, max_length=50_000)
+    channels: list[subscriptions.ChannelSpec] = Field(default_factory=list, max_length=1000)
+    subscribers: list[subscriptions.SubscriberSpec] = Field(default_factory=list, max_length=100_000)
 
     @field_validator("components")
     @classmethod
     def _unique_keys(cls, value: list[ComponentSpec]) -> list[ComponentSpec]:
         _unique([c.key for c in value], "component key")
         return value
+
+    @field_validator("channels")
+    @classmethod
+    def _unique_channels(cls, value: list[subscriptions.ChannelSpec]) -> list[subscriptions.ChannelSpec]:
+        _unique([c.key for c in value], "channel key")
+        return value
+
+    @field_validator("subscribers")
+    @classmethod
+    def _unique_subscribers(cls, value: list[subscriptions.SubscriberSpec]) -> list[subscriptions.SubscriberSpec]:
+        _unique([f"{s.kind} {s.address}" for s in value], "subscriber")
+        return value
+
+    @model_validator(mode="after")
+    def _references(self) -> OrganizationSpec:
+        unknown = subscriptions.dangling(self.channels, self.subscribers, {c.key for c in self.components})
+        if unknown:
+            raise ValueError(f"channels or subscribers name components this organization does not have: {unknown}")
+        return self
 
 
 class ConfigFile(_Strict):
@@ -221,10 +236,34 @@ def load(text: str) -> ConfigFile:
         raise ConfigError(f"not valid YAML: {_yaml_problem(e)}") from None
     if not isinstance(data, dict):
         raise ConfigError("the file must be a mapping with an `organizations` list")
+    missing: list[str] = []
+    data = _expand(data, "", missing)
+    if missing:
+        raise ConfigError("\n".join(missing))
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as e:
         raise ConfigError("\n".join(_problem(error) for error in e.errors())) from None
+
+
+def _expand(value: Any, path: str, missing: list[str]) -> Any:
+    """``value`` with each ``${NAME}`` in its texts replaced by the environment variable NAME;
+    a variable that is not set is added to ``missing``, with its path."""
+    if isinstance(value, dict):
+        return {key: _expand(item, f"{path}.{key}" if path else str(key), missing) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_expand(item, f"{path}[{index}]", missing) for index, item in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            missing.append(f"{path}: the environment variable {name} is not set")
+            return ""
+        return os.environ[name]
+
+    return _REFERENCE.sub(replace, value)
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
@@ -250,6 +289,10 @@ class Applied:
     components_updated: int = 0
     organizations_deleted: int = 0
     components_deleted: int = 0
+    channels: int = 0
+    subscribers: int = 0
+    channels_deleted: int = 0
+    subscribers_deleted: int = 0
 
 
 def apply(config: ConfigFile, *, prune: bool = False) -> Applied:
@@ -268,6 +311,15 @@ def apply(config: ConfigFile, *, prune: bool = False) -> Applied:
                     report.components_created += 1
                 else:
                     report.components_updated += 1
+            component_ids = {
+                c.key: c.id
+                for c in Component.select(Component.id, Component.key).where(Component.organization == organization.id)
+            }
+            deleted = subscriptions.sync(organization.id, spec.channels, spec.subscribers, component_ids, prune=prune)
+            report.channels += len(spec.channels)
+            report.subscribers += len(spec.subscribers)
+            report.channels_deleted += deleted[0]
+            report.subscribers_deleted += deleted[1]
             if prune:
                 named = [c.key for c in spec.components]
                 report.components_deleted += (

@@ -46,6 +46,8 @@ from pulse.errors import PulseError
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
+    from pulse.config import Settings
+
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 MAX_BODY = 1024 * 1024
 """Bytes of (decoded) body kept; the rest is not read."""
@@ -74,7 +76,7 @@ class Target:
       method: GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
       url: an http:// or https:// URL; credentials in it are sent as basic auth.
       headers: sent as given; a User-Agent here replaces Pulse's.
-      body: sent UTF-8 encoded (set Content-Type in ``headers``).
+      body: sent as given, a text UTF-8 encoded (set Content-Type in ``headers``).
       timeout_s: seconds; the connect timeout, the read timeout and the deadline of the whole
         check (every redirect hop and the body read included).
     """
@@ -82,7 +84,7 @@ class Target:
     method: str
     url: str
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    body: str | None = None
+    body: str | bytes | None = None
     timeout_s: float = 10.0
 
 
@@ -102,6 +104,10 @@ class AddressPolicy:
 
     allow_private: bool = True
     allow_link_local: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AddressPolicy:
+        return cls(allow_private=settings.check_allow_private, allow_link_local=settings.check_allow_link_local)
 
     def check(self, host: str, ip: str) -> None:
         """Raise `TargetRefused` if ``ip`` (an address ``host`` resolved to) is not allowed."""
@@ -629,7 +635,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
     method = target.method.upper()
     if method not in METHODS:
         return Response(), f"unsupported method {target.method!r}"
-    data = target.body.encode() if target.body else None
+    data = (target.body.encode() if isinstance(target.body, str) else target.body) or None
     try:
         url, auth = _parse(target.url)
         headers = _headers(target.headers, method, data, auth)
@@ -639,6 +645,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
     check = _Check(target.timeout_s, url.host)
     jar: CookieJar | None = None
     status: int | None = None
+    answered: dict[str, str] = {}
     body = b""
     error: str | None = None
     started = time.perf_counter()
@@ -653,6 +660,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
             url, method, headers, data, jar = _redirect(response, location, url, method, headers, data, jar)
             request = _request(method, url, headers, data)
         status = response.status
+        answered = {name.lower(): value for name, value in response.getheaders()}
         if location is None:  # requests stops at an empty Location without reading the body
             body = _read_body(response)
     except _ERRORS as e:
@@ -662,6 +670,7 @@ def fetch(target: Target, policy: AddressPolicy, *, verify: bool | str = True) -
         check.close()
     result = Response(
         status=status,
+        headers=answered,
         body=body,
         response_time_ms=elapsed_ms,
         connected=check.connected,

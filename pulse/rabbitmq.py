@@ -13,11 +13,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
+import dramatiq
 import pika
 import pika.exceptions
 import requests
+from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
-from pulse.config import Settings
+from pulse.config import Settings, get_settings
 
 API_TIMEOUT = 5  # seconds
 
@@ -229,3 +231,19 @@ class BatchPublisher:
             except pika.exceptions.AMQPError:
                 pass
         self.connection = self.channel = None
+
+
+def send_all(messages: list[Any], *, batch: int = 1000) -> None:
+    """Enqueue many messages: in RabbitMQ transactions of ``batch`` on a RabbitMQ broker (one
+    round trip each instead of one confirm per message), one by one on any other broker."""
+    broker = dramatiq.get_broker()
+    if not isinstance(broker, RabbitmqBroker) or len(messages) < 10:
+        for message in messages:
+            broker.enqueue(message)
+        return
+    publisher = BatchPublisher(get_settings())
+    try:
+        for start in range(0, len(messages), batch):
+            publisher.publish(messages[start : start + batch])
+    finally:
+        publisher.close()

@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any
 
 from pulse import conditions, events, incidents, status
-from pulse.config import Settings
 from pulse.db import db
 from pulse.http import AddressPolicy, Target, fetch
 from pulse.models import (
@@ -54,10 +53,6 @@ class Outcome:
     @property
     def success(self) -> bool:
         return self.error is None and all(r.success for r in self.results)
-
-
-def policy(settings: Settings) -> AddressPolicy:
-    return AddressPolicy(allow_private=settings.check_allow_private, allow_link_local=settings.check_allow_link_local)
 
 
 def run(check: Target, condition_texts: list[str], extract: dict[str, str], address_policy: AddressPolicy) -> Outcome:

@@ -16,7 +16,7 @@ from tests.support.env import ENV, NAMESPACE
 from tests.support.wait import wait_for
 from tests.support.worker import ROOT, WorkerProcess, free_port
 
-MIGRATIONS = "applied 0001_initial\napplied 0002_uptime\n"
+MIGRATIONS = "applied 0001_initial\napplied 0002_uptime\napplied 0003_notifications\n"
 
 
 def pulse(*args, **env):

@@ -8,6 +8,7 @@ from pulse.models.organization import Organization
 STATUS_CHANGED = "component.status_changed"
 INCIDENT_OPENED = "incident.opened"
 INCIDENT_RESOLVED = "incident.resolved"
+EVENT_TYPES = (STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED)
 
 
 class Event(BaseModel):

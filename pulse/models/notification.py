@@ -1,0 +1,84 @@
+from peewee import (
+    BigAutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    ForeignKeyField,
+    IntegerField,
+    JSONField,
+    TextField,
+)
+from playhouse.postgres_ext import ArrayField
+
+from pulse.models.base import BaseModel, DateTimeTZField, utcnow
+from pulse.models.event import Event
+from pulse.models.organization import Organization
+
+CHANNEL_TYPES = ("email", "sms", "slack", "discord", "teams", "webhook", "push")
+SUBSCRIBER_KINDS = ("email", "sms", "webhook", "push")
+PENDING, SENDING, SENT, FAILED = "pending", "sending", "sent", "failed"
+
+
+class NotificationChannel(BaseModel):
+    """An organization's destination: a Slack, Discord or Teams webhook, a generic webhook, an
+    email list, a phone number. ``settings`` holds its URL, recipients and secrets; ``events`` and
+    ``component_ids`` filter what it receives (empty: everything)."""
+
+    id = BigAutoField()
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    organization_id: int
+    key = CharField(max_length=64)
+    type = CharField(max_length=16)
+    settings = JSONField(default=dict)
+    events = ArrayField(TextField, default=list)
+    component_ids = ArrayField(BigIntegerField, default=list)
+    enabled = BooleanField(default=True)
+    last_error = TextField(null=True)
+    last_error_at = DateTimeTZField(null=True)
+    created_at = DateTimeTZField(default=utcnow)
+    updated_at = DateTimeTZField(default=utcnow)
+
+
+class Subscriber(BaseModel):
+    """A person or system that asked to be told: an email address, a phone number, a webhook URL
+    or a Web Push subscription (its endpoint is the address, its keys are in ``settings``)."""
+
+    id = BigAutoField()
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    organization_id: int
+    kind = CharField(max_length=16)
+    address = TextField()
+    settings = JSONField(default=dict)
+    events = ArrayField(TextField, default=list)
+    component_ids = ArrayField(BigIntegerField, default=list)
+    last_error = TextField(null=True)
+    last_error_at = DateTimeTZField(null=True)
+    created_at = DateTimeTZField(default=utcnow)
+
+
+class Notification(BaseModel):
+    """One delivery of one event to one destination; ``key`` ("c<channel id>" or "s<subscriber
+    id>") is unique per event, so a broadcast run twice creates it once. ``destination`` says where
+    without any secret."""
+
+    id = BigAutoField()
+    event = ForeignKeyField(Event, on_delete="CASCADE")
+    event_id: int
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    organization_id: int
+    channel = ForeignKeyField(NotificationChannel, null=True, on_delete="SET NULL")
+    channel_id: int | None
+    subscriber = ForeignKeyField(Subscriber, null=True, on_delete="SET NULL")
+    subscriber_id: int | None
+    key = CharField(max_length=32)
+    kind = CharField(max_length=16)
+    destination = TextField()
+    status = CharField(max_length=16, default=PENDING)
+    attempts = IntegerField(default=0)
+    claimed_by = CharField(max_length=64, null=True)
+    claimed_at = DateTimeTZField(null=True)
+    last_error = TextField(null=True)
+    reference = TextField(null=True)  # the provider's id for the message, when it gives one
+    duration_ms = IntegerField(null=True)
+    created_at = DateTimeTZField(default=utcnow)
+    sent_at = DateTimeTZField(null=True)

@@ -59,7 +59,7 @@ class Settings:
     check_allow_private: bool = True
     check_allow_link_local: bool = False
     public_url: str = ""
-    email_from: str = "Pulse <pulse@localhost>"
+    email_from: str = ""
     resend_api_key: str = ""
     resend_url: str = "https://api.resend.com"
     smtp_url: str = ""

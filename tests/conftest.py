@@ -29,6 +29,10 @@ POOL = 10  # connections the test process may hold at once (tests run a few thre
 
 TABLES = (
     "test_attempt",
+    "send_pace",
+    "notification",
+    "subscriber",
+    "notification_channel",
     "event",
     "extracted_value_data_point",
     "extracted_value",

@@ -99,6 +99,8 @@ SMTP_TIMEOUT_S = 10.0
 def deliver(notice: Notice, destination: Destination, settings: Settings, policy: AddressPolicy) -> Sent:
     """Send through Resend when a key is set (its Idempotency-Key makes a retry harmless), else
     through SMTP (the Message-ID is the delivery id, for the receiver to dedupe)."""
+    if not settings.email_from:
+        raise TransportError("email has no sender: set PULSE_EMAIL_FROM", permanent=True)
     email = render(notice)
     to = list(destination.settings["to"])
     if settings.resend_api_key:

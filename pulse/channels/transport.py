@@ -86,16 +86,16 @@ def post(
     *,
     vendor: str,
     reason: Callable[[Response], str] | None = None,
-    timeout_s: float = TIMEOUT_S,
+    timeout_s: float | None = None,
 ) -> Response:
     """POST ``body`` to ``url``; return the 2xx `Response` or raise `TransportError`.
 
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
-      timeout_s: seconds for the whole exchange.
+      timeout_s: seconds for the whole exchange (default `TIMEOUT_S`).
     """
-    target = Target("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s)
+    target = Target("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s or TIMEOUT_S)
     response, error = fetch(target, policy)
     if error is not None:
         raise TransportError(f"{vendor}: {error}")

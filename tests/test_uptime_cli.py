@@ -62,7 +62,8 @@ def test_check_a_configured_component_then_see_its_status(make_component, target
 
 def test_apply_then_status(database):
     result = pulse("apply", "-f", str(ROOT / "tests" / "fixtures" / "acme.yaml"))
-    assert (result.returncode, result.stdout) == (0, "applied 1 organization(s): 2 component(s) created, 0 updated, 0 channel(s), 0 subscriber(s)\n")
+    applied = "applied 1 organization(s): 2 component(s) created, 0 updated, 0 channel(s), 0 subscriber(s)\n"
+    assert (result.returncode, result.stdout) == (0, applied)
     rows = json.loads(pulse("status", "--json").stdout)
     assert [(r["key"], r["status"], r["last_checked_at"]) for r in rows] == [
         ("api", "OPERATIONAL", None),

@@ -1,0 +1,60 @@
+"""`pulse notify test` and `pulse notifications` as a user runs them."""
+
+import json
+
+import pytest
+
+from pulse import delivery
+from pulse.models import Event, Notification, NotificationChannel, Organization
+from pulse.models.event import STATUS_CHANGED
+from tests.support.vendors import Fail, Vendors
+from tests.test_uptime_cli import pulse
+
+
+@pytest.fixture
+def vendors():
+    with Vendors() as serving:
+        yield serving
+
+
+def test_notify_test_sends_through_the_channel_and_prints_the_answer(database, vendors):
+    acme = Organization.create(slug="acme", name="Acme")
+    NotificationChannel.create(organization=acme, key="ops", type="slack", settings={"url": vendors.slack_hook()})
+
+    sent = pulse("notify", "test", "acme/ops")
+
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.startswith("sent through slack channel ops in ")
+    [message] = vendors.received("slack")
+    assert "Test notification from Pulse" in message.json["text"]
+
+    vendors.script("slack", Fail(403))
+    refused = pulse("notify", "test", "ops")
+    assert (refused.returncode, refused.stderr) == (1, "pulse: not sent: Slack answered 403: action_prohibited\n")
+    assert "hooks" not in refused.stderr and vendors.slack_hook().rsplit("/", 1)[1] not in refused.stderr
+
+    unknown = pulse("notify", "test", "nope")
+    assert (unknown.returncode, unknown.stderr) == (2, "pulse: no channel 'nope'\n")
+
+
+def test_notifications_lists_recent_deliveries(database):
+    acme = Organization.create(slug="acme", name="Acme")
+    NotificationChannel.create(organization=acme, key="ops", type="slack", settings={"url": "https://x.example/"})
+    event = Event.create(organization=acme, type=STATUS_CHANGED, payload={})
+    [notification_id] = delivery.broadcast(event.id)
+    Notification.update(status="failed", attempts=1, last_error="Slack answered 404: channel_not_found").execute()
+
+    listed = pulse("notifications", "--json")
+
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert (row["id"], row["event"], row["destination"], row["status"], row["attempts"], row["last_error"]) == (
+        notification_id,
+        STATUS_CHANGED,
+        "slack channel ops",
+        "failed",
+        1,
+        "Slack answered 404: channel_not_found",
+    )
+    table = pulse("notifications", "--status", "sent")
+    assert table.returncode == 0 and "slack channel ops" not in table.stdout

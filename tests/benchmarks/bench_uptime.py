@@ -20,49 +20,30 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
 import requests
-from psycopg import sql
 
-ROOT = Path(__file__).resolve().parents[2]
-HOST = os.environ.get("PULSE_TEST_HOST", "127.0.0.1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.benchmarks.measure import (
+    ROOT,
+    cpu_seconds,
+    environment,
+    free_port,
+    machine_busy_seconds,
+    peak_rss_mib,
+    percentile,
+    pids,
+    reset,
+    tree,
+)
+
 NAME = "pulse_bench_uptime"
-ENV = {
-    "PULSE_BROKER_URL": f"amqp://guest:guest@{HOST}:5672/{NAME}",
-    "PULSE_DATABASE_URL": f"postgresql://postgres@{HOST}:5432/{NAME}",
-    "PULSE_METRICS_DIR": os.path.join(tempfile.gettempdir(), NAME + "-metrics"),
-    "PULSE_LOG_LEVEL": "WARNING",
-}
+ENV = environment(NAME)
 CONDITIONS = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def reset() -> None:
-    api = f"http://guest:guest@{HOST}:15672/api"
-    requests.delete(f"{api}/vhosts/{NAME}", timeout=10)
-    requests.put(f"{api}/vhosts/{NAME}", timeout=10).raise_for_status()
-    requests.put(
-        f"{api}/permissions/{NAME}/guest", json={"configure": ".*", "write": ".*", "read": ".*"}, timeout=10
-    ).raise_for_status()
-    admin = psycopg.conninfo.make_conninfo(ENV["PULSE_DATABASE_URL"], dbname="postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(NAME)))
-    subprocess.run(
-        [sys.executable, "-m", "pulse.cli", "migrate"], env={**os.environ, **ENV}, check=True, stdout=subprocess.DEVNULL
-    )
 
 
 def baseline(url: str, seconds: float = 10) -> tuple[int, float]:
@@ -86,71 +67,8 @@ def create_components(conn: psycopg.Connection, count: int, interval: int, url: 
             copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, CONDITIONS, slot))
 
 
-def pids(*names: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as f:
-                    if f.read().strip() in names:
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def tree(root: int) -> list[int]:
-    """A process and all its descendants."""
-    result, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        result.append(pid)
-        try:
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                todo.extend(int(c) for c in f.read().split())
-        except OSError:
-            pass
-    return result
-
-
-def cpu_seconds(pid_list: list[int]) -> float:
-    total = 0
-    for pid in pid_list:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-        except OSError:
-            pass
-    return total / TICK
-
-
-def machine_busy_seconds() -> float:
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    return (sum(values) - values[3] - values[4]) / TICK  # all but idle and iowait
-
-
-def peak_rss_mib(pid_list: list[int]) -> list[float]:
-    peaks = []
-    for pid in pid_list:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        peaks.append(int(line.split()[1]) / 1024)
-        except OSError:
-            pass
-    return peaks
-
-
 def sleep_until(moment: datetime) -> None:
     time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
 def main() -> None:
@@ -163,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
 
-    reset()
+    reset(NAME)
     target_port = free_port()
     target = subprocess.Popen(
         [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(target_port)],

@@ -1,0 +1,52 @@
+"""A fast local webhook receiver for benchmarks: answers every POST 200 and counts deliveries.
+
+    python tests/benchmarks/receiver.py PORT
+
+One asyncio process. It reads each request whole (head and Content-Length body), remembers its
+X-Pulse-Delivery header, answers and closes. Stopped with SIGTERM or SIGINT it prints one JSON
+line: requests, distinct delivery ids, and the monotonic times of the first and last request.
+"""
+
+import asyncio
+import json
+import signal
+import sys
+import time
+
+ANSWER = (
+    b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 11\r\n\r\n{"ok":true}'
+)
+
+
+async def main(port: int) -> None:
+    requests, deliveries, times = 0, set(), []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal requests
+        try:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
+            fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
+            await reader.readexactly(int(fields.get("content-length", "0")))
+            requests += 1
+            deliveries.add(fields.get("x-pulse-delivery"))
+            times.append(time.monotonic())
+            writer.write(ANSWER)
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+    print("ready", flush=True)
+    async with server:
+        await stop.wait()
+    report = {"requests": requests, "distinct": len(deliveries - {None}), "first": min(times, default=None)}
+    print(json.dumps({**report, "last": max(times, default=None)}), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1])))

@@ -155,10 +155,13 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
 def _failed(claim: Claim, error: TransportError, pace: tuple[str, float] | None, final: bool) -> Defer | None:
     reason = str(error)
     if error.retry_after is not None:
-        _hold(pace[0] if pace else f"{claim.kind}:{claim.destination and claim.destination.key}", error.retry_after)
+        wait = error.retry_after
+        if pace:  # every worker holds off the destination; this one takes the first slot after
+            _hold(pace[0], wait)
+            wait = max(wait, _reserve(*pace))
         _release(claim, error=reason, counted=False)
-        logger.info("Notification %s rate limited: retrying in %.1f s.", claim.id, error.retry_after)
-        return Defer(time.time() + error.retry_after)
+        logger.info("Notification %s rate limited: retrying in %.1f s.", claim.id, wait)
+        return Defer(time.time() + wait)
     if error.gone and claim.subscriber_id is not None:
         _finish(claim, FAILED, error=f"{reason} (the subscription is gone: removed)")
         Subscriber.delete().where(Subscriber.id == claim.subscriber_id).execute()

@@ -10,22 +10,13 @@ from pulse.channels import TRANSPORTS, Destination, Sent
 from pulse.channels.notice import INFO, Notice
 from pulse.config import Settings
 from pulse.http import AddressPolicy
-from pulse.models import Event, Notification, NotificationChannel, Organization, utcnow
+from pulse.models import Event, Notification, NotificationChannel, utcnow
+from pulse.models.organization import find_by_key
 
 
 def find_channel(name: str) -> NotificationChannel:
     """A channel by KEY, or ORGANIZATION/KEY; LookupError says what is wrong."""
-    slug, _, key = name.rpartition("/")
-    query = NotificationChannel.select(NotificationChannel, Organization).join(Organization)
-    query = query.where(NotificationChannel.key == key)
-    if slug:
-        query = query.where(Organization.slug == slug)
-    found = list(query.limit(2))
-    if not found:
-        raise LookupError(f"no channel {name!r}")
-    if len(found) > 1:
-        raise LookupError(f"channel key {key!r} is in several organizations: write ORGANIZATION/{key}")
-    return found[0]
+    return find_by_key(NotificationChannel, name, "channel")
 
 
 def send_test(channel: NotificationChannel, settings: Settings) -> tuple[Sent, float]:

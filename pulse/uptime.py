@@ -24,11 +24,11 @@ from pulse.models import (
     ExtractedValueDataPoint,
     Incident,
     MaintenanceWindow,
-    Organization,
     UptimeCheck,
     utcnow,
 )
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+from pulse.models.organization import find_by_key
 
 logger = logging.getLogger(__name__)
 
@@ -394,16 +394,7 @@ def reason(outcome: Outcome) -> str:
 
 def find(name: str) -> Component:
     """A component by KEY, or ORGANIZATION/KEY; LookupError says what is wrong."""
-    slug, _, key = name.rpartition("/")
-    query = Component.select().join(Organization).where(Component.key == key)
-    if slug:
-        query = query.where(Organization.slug == slug)
-    found = list(query.limit(2))
-    if not found:
-        raise LookupError(f"no component {name!r} (see `pulse status`)")
-    if len(found) > 1:
-        raise LookupError(f"{key!r} names components of several organizations: use ORGANIZATION/{key}")
-    return found[0]
+    return find_by_key(Component, name, "component", " (see `pulse status`)")
 
 
 OVERVIEW = """

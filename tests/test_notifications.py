@@ -458,3 +458,92 @@ def test_a_notice_says_what_happened_to_what_and_since_when():
         None,
     )  # fmt: skip
     assert (opened.title, opened.severity, opened.url) == ("Incident opened: Public API is down", "critical", None)
+
+
+# --- every channel, every kind of failure --------------------------------------------------------
+
+
+def setup(kind, acme, vendors, config):
+    """A notification through ``kind`` (a vendor name), and the settings to deliver it with."""
+    if kind == "smtp":
+        smtp = f"smtp://pulse:secret@{vendors.smtp_host}:{vendors.smtp_port}"
+        return one_notification(acme, "email", {"to": ["ops@acme.example"]}), dataclasses.replace(
+            config, resend_api_key="", smtp_url=smtp
+        )
+    if kind == "resend":
+        return one_notification(acme, "email", {"to": ["ops@acme.example"]}), config
+    if kind == "twilio":
+        return one_notification(acme, "sms", {"address": "+15551234567"}, subscriber=True), config
+    if kind == "push":
+        subscription = vendors.push_subscription()
+        settings = {"address": subscription["endpoint"], "keys": subscription["keys"]}
+        return one_notification(acme, "push", settings, subscriber=True), config
+    url = {
+        "slack": vendors.slack_hook,
+        "discord": vendors.discord_hook,
+        "teams": vendors.teams_workflow,
+        "webhook": vendors.webhook_receiver,
+    }[kind]()
+    return one_notification(acme, kind, {"url": url}), config
+
+
+KINDS = ("slack", "discord", "teams", "webhook", "resend", "smtp", "twilio", "push")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_channel_delivers(kind, acme, vendors, config):
+    notification_id, settings = setup(kind, acme, vendors, config)
+
+    assert deliver(notification_id, settings) is None
+
+    assert len(vendors.wait_received(kind, 1)) == 1
+    assert row(notification_id).status == "sent"
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "smtp"])
+def test_every_channel_handles_429(kind, acme, vendors, config):
+    notification_id, settings = setup(kind, acme, vendors, config)
+    vendors.script(kind, Fail(429, retry_after=3))
+
+    deferred = deliver(notification_id, settings)
+
+    assert isinstance(deferred, Defer) and 2.5 < deferred.at - time.time() < 3.8
+    assert (row(notification_id).status, row(notification_id).attempts) == ("pending", 0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_channel_retries_a_server_error(kind, acme, vendors, config):
+    notification_id, settings = setup(kind, acme, vendors, config)
+    vendors.script(kind, Fail(451 if kind == "smtp" else 500))
+
+    with pytest.raises(TransientError, match="451" if kind == "smtp" else "500"):
+        deliver(notification_id, settings)
+
+    assert (row(notification_id).status, row(notification_id).attempts) == ("pending", 1)
+    deliver(notification_id, settings)  # the retry
+    assert row(notification_id).status == "sent"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_channel_times_out(kind, acme, vendors, config, monkeypatch):
+    from pulse.channels import email
+
+    monkeypatch.setattr(transport, "TIMEOUT_S", 0.3)
+    monkeypatch.setattr(email, "SMTP_TIMEOUT_S", 0.3)
+    notification_id, settings = setup(kind, acme, vendors, config)
+    vendors.script(kind, Hang())
+
+    with pytest.raises(TransientError, match="timed out"):
+        deliver(notification_id, settings)
+    assert row(notification_id).status == "pending"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_channel_fails_a_permanent_rejection_at_once(kind, acme, vendors, config):
+    notification_id, settings = setup(kind, acme, vendors, config)
+    vendors.script(kind, Fail(550 if kind == "smtp" else 400))
+
+    with pytest.raises(PermanentError, match="550" if kind == "smtp" else "400"):
+        deliver(notification_id, settings)
+
+    assert (row(notification_id).status, row(notification_id).attempts) == ("failed", 1)

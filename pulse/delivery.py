@@ -23,7 +23,7 @@ from pulse.config import Settings
 from pulse.db import db
 from pulse.errors import PermanentError, TransientError
 from pulse.http import AddressPolicy
-from pulse.models import Notification, NotificationChannel, Subscriber
+from pulse.models import Notification, NotificationChannel, Subscriber, utcnow
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
 from pulse.models.notification import FAILED, SENT
 
@@ -120,7 +120,8 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
 
     Returns a `Defer` when the destination's pace or the provider asks to wait (the notification
     is pending again, the attempt not counted), None when done (sent, failed for good, or not
-    this message's to deliver). Raises `PermanentError` or `TransientError` on a failed attempt.
+    this message's to deliver). Raises `PermanentError` or `TransientError` on a failed attempt,
+    `PermanentError` for an id that does not exist.
     """
     claim = _claim(notification_id, claim_id, settings)
     if claim is None:
@@ -178,6 +179,8 @@ def _failed(claim: Claim, error: TransportError, pace: tuple[str, float] | None,
 def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | None:
     row = db.execute_sql(CLAIM, {"id": notification_id, "by": claim_id}).fetchone()
     if row is None:
+        if not Notification.select().where(Notification.id == notification_id).exists():
+            raise PermanentError(f"notification {notification_id} does not exist")
         logger.info("Notification %s is not pending (sent, failed or being sent): nothing to do.", notification_id)
         return None
     nid, kind, channel_id, subscriber_id, event_id, event_type, payload, created_at, organization = row[:9]
@@ -241,12 +244,12 @@ def _finish(
         last_error=error,
         reference=reference or None,
         duration_ms=round(duration_ms) if duration_ms is not None else None,
-        sent_at=datetime.now().astimezone() if outcome == SENT else None,
+        sent_at=utcnow() if outcome == SENT else None,
     ).where(Notification.id == claim.id).execute()
 
 
 def _record_destination_error(claim: Claim, reason: str) -> None:
-    now = datetime.now().astimezone()
+    now = utcnow()
     if claim.channel_id is not None:
         NotificationChannel.update(last_error=reason, last_error_at=now).where(
             NotificationChannel.id == claim.channel_id

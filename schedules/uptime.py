@@ -22,7 +22,10 @@ logger = logging.getLogger(__name__)
 
 LOOP_SECONDS = 62  # a little past the next tick, so a late tick leaves no gap
 LOOKAHEAD = timedelta(milliseconds=100)  # claim what comes due this soon, then send each on time
-GATHER = timedelta(milliseconds=20)  # send the checks due this close together in one batch
+# Send the checks due this close together in one batch: each RabbitMQ commit costs the broker a
+# disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6 to 3.0 ms of CPU each,
+# p99 start lag 57 ms. A longer LOOKAHEAD (250 ms) saved nothing and added 100 ms to the p99.
+GATHER = timedelta(milliseconds=50)
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 START_EVERY = 5  # seconds between looks for components without a slot
 

@@ -547,3 +547,8 @@ def test_every_channel_fails_a_permanent_rejection_at_once(kind, acme, vendors, 
         deliver(notification_id, settings)
 
     assert (row(notification_id).status, row(notification_id).attempts) == ("failed", 1)
+
+
+def test_a_notification_that_does_not_exist_is_a_permanent_error(database, config):
+    with pytest.raises(PermanentError, match="notification 424242 does not exist"):
+        deliver(424242, config)

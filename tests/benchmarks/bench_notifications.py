@@ -3,7 +3,7 @@
     python tests/benchmarks/bench_notifications.py --subscribers 10000
 
 It migrates its own database (pulse_bench_notifications) and vhost, starts the receiver
-(tests/benchmarks/receiver.py), times a plain `requests` POST loop against it (a fresh connection
+(tests/benchmarks/fast_target.py), times a plain `requests` POST loop against it (a fresh connection
 per request, one process: the baseline), creates the subscribers and one event, starts
 `dramatiq pulse.actors -Q notifications`, sends `broadcast` and waits for every notification to be
 sent. It prints deliveries/s, the time from the broadcast to the last delivery, duplicates and
@@ -78,7 +78,7 @@ def main() -> None:
     reset(NAME)
     port = free_port()
     receiver = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/benchmarks/receiver.py"), str(port)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(port)], stdout=subprocess.PIPE, text=True
     )
     assert receiver.stdout and receiver.stdout.readline().strip() == "ready"
     url = f"http://127.0.0.1:{port}/hook"

@@ -16,6 +16,7 @@ PostgreSQL per check; the workers' peak RSS; and the ratio to the baseline.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -135,7 +136,7 @@ def main() -> None:
                 process.send_signal(signal.SIGTERM)
         workers.wait(120)
         target.send_signal(signal.SIGTERM)
-        answered = int(target.communicate(timeout=30)[0].split()[-1])
+        answered = json.loads(target.communicate(timeout=30)[0].splitlines()[-1])["requests"]
 
     with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
         lags = [

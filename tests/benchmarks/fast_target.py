@@ -2,13 +2,17 @@
 
     python tests/benchmarks/fast_target.py PORT
 
-One asyncio process; it closes each connection after its answer (checks connect afresh) and
-prints how many requests it answered when stopped with SIGTERM or SIGINT.
+One asyncio process. It reads each request whole (head and Content-Length body), answers, and
+closes the connection (checks and deliveries connect afresh). It counts requests and, for
+notification deliveries, distinct X-Pulse-Delivery ids; stopped with SIGTERM or SIGINT it prints
+one JSON line: requests, distinct deliveries, and the monotonic times of the first and last request.
 """
 
 import asyncio
+import json
 import signal
 import sys
+import time
 
 BODY = b'{"status":"UP","db":{"latency_ms":3}}'
 ANSWER = (
@@ -18,16 +22,20 @@ ANSWER = (
 
 
 async def main(port: int) -> None:
-    answered = 0
+    requests, deliveries, times = 0, set(), []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal answered
+        nonlocal requests
         try:
-            await reader.readuntil(b"\r\n\r\n")
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
+            fields = dict(line.split(": ", 1) for line in head.split("\r\n")[1:] if ": " in line)
+            await reader.readexactly(int(fields.get("content-length", "0")))
+            requests += 1
+            deliveries.add(fields.get("x-pulse-delivery"))
+            times.append(time.monotonic())
             writer.write(ANSWER)
             await writer.drain()
-            answered += 1
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             pass
         finally:
             writer.close()
@@ -39,7 +47,8 @@ async def main(port: int) -> None:
     print("ready", flush=True)
     async with server:
         await stop.wait()
-    print(f"answered {answered}", flush=True)
+    report = {"requests": requests, "distinct": len(deliveries - {None}), "first": min(times, default=None)}
+    print(json.dumps({**report, "last": max(times, default=None)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -56,8 +56,8 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     assert len(times) == 4
     assert [gap >= minimum for gap, minimum in zip(gaps, (1, 2, 4), strict=True)] == [True, True, True], gaps
 
-    # In each queue's .XQ, and in `pulse dlq list --json`.
-    assert rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 3}
+    # In each queue's .XQ (the row is written just before the worker's consumer nacks), and in `pulse dlq list --json`.
+    wait_for(lambda: rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 3}, "3 messages in cleanup.XQ")
     listed = {row["message_id"]: row for row in json.loads(cli("dlq", "list", "--json").output)}
     assert set(listed) == {permanent.message_id, transient.message_id, once.message_id}
     assert listed[permanent.message_id]["attempts"] == 1

@@ -12,6 +12,7 @@ from dramatiq.middleware import CurrentMessage
 from periodiq import PeriodiqMiddleware
 
 from pulse.config import Settings, get_settings
+from pulse.encoder import Encoder
 from pulse.middleware.database import Database
 from pulse.middleware.dead_letters import DeadLetters
 from pulse.middleware.lifecycle import Lifecycle
@@ -48,6 +49,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
 
 def build_broker(settings: Settings) -> dramatiq.Broker:
     """A broker with Pulse's middleware and queues."""
+    dramatiq.set_encoder(Encoder())
     middleware = build_middleware(settings)
     broker: dramatiq.Broker
     if settings.broker_url.startswith("stub:"):

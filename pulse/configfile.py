@@ -214,7 +214,14 @@ def _unique(values: list[str], what: str) -> None:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; a configuration file must not have any."""
+    """PyYAML keeps the last of two equal keys; a configuration file must not have any. Nor
+    aliases: nested ones multiply a small file into billions of values ("billion laughs")."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not supported", mark)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         keys = set()

@@ -37,13 +37,13 @@ def record(message: Any, exception: BaseException | None) -> FailedMessage:
         FailedMessage.message_id: message.message_id,
         FailedMessage.queue_name: message.queue_name,
         FailedMessage.actor_name: message.actor_name,
-        FailedMessage.args: list(message.args),
-        FailedMessage.kwargs: message.kwargs,
-        FailedMessage.options: {k: v for k, v in message.options.items() if k != "traceback"},
+        FailedMessage.args: _storable(list(message.args)),
+        FailedMessage.kwargs: _storable(message.kwargs),
+        FailedMessage.options: _storable({k: v for k, v in message.options.items() if k != "traceback"}),
         FailedMessage.message_timestamp: message.message_timestamp,
         FailedMessage.error_type: error_type[:128],
-        FailedMessage.error_message: text[:MAX_TEXT],
-        FailedMessage.traceback: trace[-MAX_TEXT:],
+        FailedMessage.error_message: _storable(text[:MAX_TEXT]),
+        FailedMessage.traceback: _storable(trace[-MAX_TEXT:]),
         FailedMessage.attempts: max(1, message.options.get("retries", 0)),
         FailedMessage.failed_at: utcnow(),
         FailedMessage.requeued_at: None,
@@ -54,6 +54,17 @@ def record(message: Any, exception: BaseException | None) -> FailedMessage:
         .execute()
     )
     return FailedMessage.get(FailedMessage.message_id == message.message_id)
+
+
+def _storable(value: Any) -> Any:
+    """``value`` with every NUL character (which PostgreSQL text and JSONB refuse) made U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
 
 
 def pending(queue_name: str | None = None, limit: int | None = None) -> list[FailedMessage]:

@@ -11,13 +11,16 @@ from dramatiq.errors import ActorNotFound
 
 from pulse import deadletters
 from pulse.db import db
+from pulse.encoder import UNDECODABLE
+from pulse.errors import PermanentError
 
 logger = logging.getLogger(__name__)
 
 
 class DeadLetters(dramatiq.Middleware):
     """Writes a `FailedMessage` row (actor, arguments, error type, message and traceback) for each
-    rejected message: retries exhausted, a permanent error, or an actor this worker does not know.
+    rejected message: retries exhausted, a permanent error, an actor this worker does not know, or
+    a body that is not a message (see `pulse.encoder`).
 
     If the database cannot be written, the message is still in the `.XQ` and the error is logged.
     """
@@ -35,7 +38,9 @@ class DeadLetters(dramatiq.Middleware):
         message_id, exception = getattr(self.last, "failure", (None, None))
         if message_id != message.message_id:
             exception = None
-        if exception is None and message.actor_name not in broker.actors:
+        if message.actor_name == UNDECODABLE:
+            exception = PermanentError(message.options.get("problem", "the body is not a message"))
+        elif exception is None and message.actor_name not in broker.actors:
             exception = ActorNotFound(message.actor_name)
         context = {"worker": message.queue_name, "jobId": message.message_id}  # the message's context is gone
         try:

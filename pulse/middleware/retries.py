@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import dramatiq
+import peewee
 from dramatiq.middleware import MiddlewareError
 
 from pulse.errors import PermanentError
@@ -12,12 +13,15 @@ from pulse.errors import PermanentError
 # Delayed messages wait unacked in worker memory and RabbitMQ cancels a consumer that holds a
 # message for 30 minutes, so no backoff may come near that.
 MAX_BACKOFF = 20 * 60 * 1000  # milliseconds
+PERMANENT = (PermanentError, TypeError, peewee.DataError)
 
 
 class Retries(dramatiq.middleware.Retries):
     """dramatiq's retries with Pulse's defaults: 3 retries, backoff from 1 s doubling each time
     (with up to 100 % jitter, so retries of a burst spread out), never above 20 minutes.
-    A `PermanentError` fails the message at once, to the dead letters.
+    A `PermanentError` fails the message at once, to the dead letters, and so do the errors of a
+    malformed message, which no retry fixes: a `TypeError` (wrong arguments) and a database
+    `DataError` (a value of the wrong type or size).
 
     Parameters:
       max_retries(int): retries after the first attempt.
@@ -40,7 +44,7 @@ class Retries(dramatiq.middleware.Retries):
         result: Any = None,
         exception: BaseException | None = None,
     ) -> None:
-        if isinstance(exception, PermanentError):
+        if isinstance(exception, PERMANENT):
             self.logger.warning("Permanent failure of message %r: not retried.", message.message_id)
             message.options["retries"] = message.options.get("retries", 0) + 1  # attempts so far
             message.fail()

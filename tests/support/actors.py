@@ -10,8 +10,7 @@ from pulse.broker import setup_broker
 from pulse.errors import PermanentError, TransientError
 from tests.support.models import Attempt
 
-broker = setup_broker()
-broker.add_middleware(CurrentMessage())
+broker = setup_broker()  # its middleware includes CurrentMessage
 QUEUE = "cleanup"
 
 

@@ -17,7 +17,6 @@ from pulse.models.event import INCIDENT_OPENED
 from pulse.rabbitmq import PRIORITY_ROUTINE, PRIORITY_URGENT, send_all
 
 logger = logging.getLogger(__name__)
-SEND_RETRIES = 5  # after the first attempt: 1, 2, 4, 8 and 16 s (with jitter) apart
 URGENT = frozenset({INCIDENT_OPENED})
 
 
@@ -34,13 +33,14 @@ def broadcast(event_id: int) -> None:
     logger.info("Event %s (%s): %d notification(s) to send.", event_id, event.type, len(ids))
 
 
-@dramatiq.actor(queue_name="notifications", max_retries=SEND_RETRIES, time_limit=60_000)
+@dramatiq.actor(queue_name="notifications", time_limit=60_000)
 def send(notification_id: int, at: float | None = None) -> None:
     """Deliver one notification; ``at`` is a pacing slot reserved by an earlier attempt (epoch s)."""
     message = CurrentMessage.get_current_message()
     assert message is not None  # the CurrentMessage middleware is installed
-    final = message.options.get("retries", 0) >= SEND_RETRIES
-    deferred = delivery.deliver(notification_id, message.message_id, get_settings(), at=at, final=final)
+    settings = get_settings()
+    final = message.options.get("retries", 0) >= send.options.get("max_retries", settings.max_retries)
+    deferred = delivery.deliver(notification_id, message.message_id, settings, at=at, final=final)
     if deferred is not None:
         send.send_with_options(
             args=(notification_id,),

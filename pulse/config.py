@@ -35,6 +35,7 @@ class Settings:
     check_allow_private: uptime checks may reach private and loopback addresses (self-hosting).
     check_allow_link_local: uptime checks may reach link-local and cloud-metadata addresses.
       Both also apply to notification deliveries (webhooks, Slack, Discord, Teams, Web Push).
+    notify_timeout: seconds for one notification delivery (connect, send, answer).
     public_url: the status page's address; notifications link to it.
     email_from: the sender of notification emails, e.g. ``Pulse <alerts@example.com>``.
     resend_api_key: Resend API key; when set, email goes through Resend.
@@ -58,6 +59,7 @@ class Settings:
     heartbeat_max_age: int = 180
     check_allow_private: bool = True
     check_allow_link_local: bool = False
+    notify_timeout: int = 10
     public_url: str = ""
     email_from: str = ""
     resend_api_key: str = ""
@@ -203,6 +205,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "heartbeat_max_age": _int(60, 86400, "the heartbeat age in seconds"),
     "check_allow_private": _bool,
     "check_allow_link_local": _bool,
+    "notify_timeout": _int(1, 120, "the timeout in seconds"),
     "public_url": _url(("http", "https"), "https://status.example.com"),
     "email_from": str,
     "resend_api_key": str,

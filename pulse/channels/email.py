@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from pulse.channels.notice import INFO, Notice
 from pulse.channels.text import COLORS, change, filled, headline, link, shorten, status_name, when
-from pulse.channels.transport import JSON, Destination, Sent, TransportError, json_field, post
+from pulse.channels.transport import JSON, Destination, Sent, TransportError, json_field, post, timeout
 from pulse.config import Settings
 from pulse.http import AddressPolicy
 
@@ -93,7 +93,6 @@ def _html(notice: Notice, subject: str, title: str, summary: str, facts: list[tu
 # --- sending -----------------------------------------------------------------------------------
 
 TRUSTED = AddressPolicy(allow_private=True, allow_link_local=True)  # the operator's own settings
-SMTP_TIMEOUT_S = 10.0
 
 
 def deliver(notice: Notice, destination: Destination, settings: Settings, policy: AddressPolicy) -> Sent:
@@ -134,9 +133,9 @@ def _smtp(email: Email, to: list[str], delivery_id: str, settings: Settings) -> 
     message.add_alternative(email.html, subtype="html")
     try:
         if url.scheme == "smtps":
-            client: smtplib.SMTP = smtplib.SMTP_SSL(host, url.port or 465, timeout=SMTP_TIMEOUT_S)
+            client: smtplib.SMTP = smtplib.SMTP_SSL(host, url.port or 465, timeout=timeout())
         else:
-            client = smtplib.SMTP(host, url.port or 587, timeout=SMTP_TIMEOUT_S)
+            client = smtplib.SMTP(host, url.port or 587, timeout=timeout())
         with client:
             client.ehlo()
             if url.scheme == "smtp" and client.has_extn("starttls"):

@@ -17,11 +17,12 @@ from typing import Any
 
 import pulse
 from pulse.conditions import Response
+from pulse.config import get_settings
 from pulse.errors import PulseError
 from pulse.http import AddressPolicy, Target, fetch
 
-TIMEOUT_S = 10.0
-"""Seconds for one delivery: connecting, sending and reading the answer."""
+TIMEOUT_S: float | None = None
+"""Seconds for one delivery (connecting, sending, reading the answer); None: PULSE_NOTIFY_TIMEOUT."""
 MAX_RETRY_AFTER_S = 20 * 60.0
 """A provider's Retry-After is honoured up to this (a delayed message waits in worker memory)."""
 USER_AGENT = f"Pulse/{pulse.__version__} (notifications)"
@@ -93,9 +94,9 @@ def post(
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
-      timeout_s: seconds for the whole exchange (default `TIMEOUT_S`).
+      timeout_s: seconds for the whole exchange (default `timeout`).
     """
-    target = Target("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s or TIMEOUT_S)
+    target = Target("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s or timeout())
     response, error = fetch(target, policy)
     if error is not None:
         raise TransportError(f"{vendor}: {error}")
@@ -109,6 +110,11 @@ def post(
     if status >= 500 or status in _TRANSIENT:
         raise TransportError(described)
     raise TransportError(described, permanent=True, gone=status in (404, 410) and vendor == "Web Push")
+
+
+def timeout() -> float:
+    """Seconds a delivery may take: `TIMEOUT_S`, else the PULSE_NOTIFY_TIMEOUT setting."""
+    return TIMEOUT_S or float(get_settings().notify_timeout)
 
 
 def text(response: Response) -> str:

@@ -7,6 +7,7 @@ import dramatiq
 from dramatiq.middleware import CurrentMessage
 
 from pulse.broker import setup_broker
+from pulse.db import db
 from pulse.errors import PermanentError, TransientError
 from tests.support.models import Attempt
 
@@ -50,3 +51,13 @@ def slow_first_time(key: str) -> None:
     """The first attempt hangs (the test kills its worker); later ones finish."""
     if record(key) == 1:
         time.sleep(60)
+
+
+@dramatiq.actor(queue_name=QUEUE)
+def two_steps(key: str, seconds: float) -> None:
+    """Mark the start (committed at once), then write the result after ``seconds``, in one
+    transaction: a message cut short leaves a start without a result."""
+    record(f"{key}:start")
+    with db.atomic():
+        time.sleep(seconds)
+        record(key)

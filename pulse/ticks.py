@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 import dramatiq
+from dramatiq.errors import BrokerError
 
 from pulse.rabbitmq import PRIORITY_URGENT
+
+logger = logging.getLogger(__name__)
 
 #: Set when this worker process begins to shut down (see `pulse.middleware.lifecycle`).
 stopping = threading.Event()
@@ -15,8 +19,23 @@ stopping = threading.Event()
 
 class Tick(dramatiq.Actor):
     """An actor whose messages go ahead of routine work in RabbitMQ, so a tick that schedules
-    checks is not stuck behind a backlog of the checks it scheduled."""
+    checks is not stuck behind a backlog of the checks it scheduled.
 
-    def send_with_options(self, **options: Any) -> dramatiq.Message:
+    A tick periodiq cannot send (RabbitMQ is down) is logged and skipped: periodiq would
+    otherwise die of the error, and no one would send the ticks once RabbitMQ is back.
+    """
+
+    def send_with_options(self, **options: Any) -> dramatiq.Message | None:  # type: ignore[override]
         options.setdefault("broker_priority", PRIORITY_URGENT)
-        return super().send_with_options(**options)
+        if "scheduled_at" not in options:  # not periodiq's call: let the caller see any error
+            return super().send_with_options(**options)
+        try:
+            return super().send_with_options(**options)
+        except BrokerError as e:
+            logger.error(
+                "Tick %s of %s not sent, RabbitMQ is unreachable (%s); next tick as usual.",
+                self.actor_name,
+                options["scheduled_at"],
+                type(e).__name__,
+            )
+            return None

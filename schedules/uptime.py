@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 
 import dramatiq
+import pika.exceptions
 from periodiq import cron
 
 from actors.uptime import check
@@ -28,6 +29,7 @@ LOOKAHEAD = timedelta(milliseconds=100)  # claim what comes due this soon, then 
 GATHER = timedelta(milliseconds=50)
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 START_EVERY = 5  # seconds between looks for components without a slot
+RETRY_WAIT = 1  # seconds between attempts while RabbitMQ is unreachable
 
 
 class _StoppingError(Exception):
@@ -45,7 +47,12 @@ def schedule() -> None:
             if time.monotonic() >= next_start:
                 scheduling.start_new(utcnow())
                 next_start = time.monotonic() + START_EVERY
-            sent += _claim_and_send(publisher)
+            try:
+                sent += _claim_and_send(publisher)
+            except pika.exceptions.AMQPError as e:  # the claim was rolled back: the slots wait
+                logger.warning("RabbitMQ is unreachable (%s): claiming again in %d s.", type(e).__name__, RETRY_WAIT)
+                stopping.wait(RETRY_WAIT)
+                continue
             stopping.wait(_until_next_due(deadline))
     except _StoppingError:
         pass

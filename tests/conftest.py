@@ -21,7 +21,7 @@ from pulse.db import db, migrate, setup_database
 from pulse.models import Component, ExtractedValue, Organization
 from tests.support.models import Attempt
 from tests.support.target import HTTPTarget
-from tests.support.worker import WorkerProcess
+from tests.support.worker import SchedulerProcess, WorkerProcess
 
 HEALTHY = json.dumps({"status": "UP", "db": {"latency_ms": 12.5}}).encode()
 
@@ -126,6 +126,21 @@ def workers(database, rabbit):
     yield start
     for worker in started:
         worker.stop()
+
+
+@pytest.fixture
+def schedulers(database, rabbit):
+    """Start `periodiq pulse.actors` processes: schedulers(env=None); stopped at the end."""
+    started = []
+
+    def start(env=None):
+        scheduler = SchedulerProcess(env=env)
+        started.append(scheduler)
+        return scheduler.wait_ready()
+
+    yield start
+    for scheduler in started:
+        scheduler.stop()
 
 
 @pytest.fixture

@@ -43,7 +43,10 @@ class WorkerProcess:
             str(threads),
             *args,
         ]
-        self.expected_ready = processes
+        self._start(command, env, ready=READY, expected=processes)
+
+    def _start(self, command: list[str], env: dict[str, str] | None, *, ready: str, expected: int) -> None:
+        self.marker, self.expected_ready = ready, expected
         self.lines: list[str] = []
         self.ready = threading.Event()
         self.process = subprocess.Popen(
@@ -61,7 +64,7 @@ class WorkerProcess:
         assert self.process.stdout
         for line in self.process.stdout:
             self.lines.append(line)
-            if sum(READY in seen for seen in self.lines) >= self.expected_ready:
+            if sum(self.marker in seen for seen in self.lines) >= self.expected_ready:
                 self.ready.set()
         self.ready.set()  # the process ended: let waiters look at why
 
@@ -87,6 +90,14 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         return self.process.returncode
+
+
+class SchedulerProcess(WorkerProcess):
+    """``periodiq pulse.actors`` in its own process group; ready once it sent its first ticks."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        command = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
+        self._start(command, env, ready="Scheduling ", expected=1)
 
 
 def metric(port: int, name: str, **labels: str) -> float | None:

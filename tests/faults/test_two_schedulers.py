@@ -1,0 +1,55 @@
+"""Drill 6: two schedulers (`periodiq pulse.actors` twice) across three minute ticks.
+
+"Nothing doubled" here: every tick is sent twice, yet each slot of each component is checked
+once (one request to the target per recorded check, slots 15 s apart without a gap), each status
+change makes one event, and each event one delivery.
+"""
+
+import itertools
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+
+from pulse.models import Event, NotificationChannel, UptimeCheck
+from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
+from tests.support.vendors import Vendors
+from tests.support.wait import wait_for
+
+COMPONENTS = 5
+
+
+def ticks(scheduler):
+    return scheduler.output.count("Scheduling Actor(schedule) at")
+
+
+@pytest.mark.minutes
+def test_two_schedulers_double_no_check_and_no_event(make_component, target, workers, schedulers):
+    components = [make_component(target, key=f"c{i}", interval_seconds=15) for i in range(COMPONENTS)]
+    with Vendors() as vendors:
+        NotificationChannel.create(
+            organization=components[0].organization,
+            key="hook",
+            type="webhook",
+            settings={"url": vendors.webhook_receiver()},
+        )
+        workers(threads=4)
+        both = [schedulers(), schedulers()]
+        wait_for(lambda: UptimeCheck.select().count() >= 2 * COMPONENTS, "two rounds of checks", timeout=60)
+        target.answer("/health", status=503, body=b"down")  # three failures later: an outage, an incident
+        wait_for(lambda: all(ticks(s) >= 3 for s in both), "three ticks of each scheduler", timeout=150)
+        wait_for(lambda: Event.select().count() == 2 * COMPONENTS, "a change and an incident per component")
+        vendors.wait_received("webhook", 2 * COMPONENTS)
+        for scheduler in both:
+            scheduler.stop()
+        requests_made = len(target.received)
+        delivered = Counter(m.headers["x-pulse-delivery"] for m in vendors.received("webhook"))
+
+    checks = list(UptimeCheck.select().order_by(UptimeCheck.component, UptimeCheck.scheduled_at))
+    assert requests_made == len(checks)  # no slot was checked twice
+    for component in components:
+        slots = [c.scheduled_at for c in checks if c.component_id == component.id]
+        assert all(b - a == timedelta(seconds=15) for a, b in itertools.pairwise(slots)), slots
+    kinds = Counter((e.component_id, e.type) for e in Event.select())
+    assert kinds == Counter({(c.id, kind): 1 for c in components for kind in (STATUS_CHANGED, INCIDENT_OPENED)})
+    assert len(delivered) == 2 * COMPONENTS and max(delivered.values()) == 1

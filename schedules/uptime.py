@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 
 import dramatiq
+import peewee
 import pika.exceptions
 from periodiq import cron
 
@@ -29,7 +30,7 @@ LOOKAHEAD = timedelta(milliseconds=100)  # claim what comes due this soon, then 
 GATHER = timedelta(milliseconds=50)
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 START_EVERY = 5  # seconds between looks for components without a slot
-RETRY_WAIT = 1  # seconds between attempts while RabbitMQ is unreachable
+RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
 
 
 class _StoppingError(Exception):
@@ -44,16 +45,18 @@ def schedule() -> None:
     publisher = BatchPublisher(get_settings())
     try:
         while time.monotonic() < deadline and not stopping.is_set():
-            if time.monotonic() >= next_start:
-                scheduling.start_new(utcnow())
-                next_start = time.monotonic() + START_EVERY
             try:
+                if time.monotonic() >= next_start:
+                    scheduling.start_new(utcnow())
+                    next_start = time.monotonic() + START_EVERY
                 sent += _claim_and_send(publisher)
-            except pika.exceptions.AMQPError as e:  # the claim was rolled back: the slots wait
-                logger.warning("RabbitMQ is unreachable (%s): claiming again in %d s.", type(e).__name__, RETRY_WAIT)
+                stopping.wait(_until_next_due(deadline))
+            except (pika.exceptions.AMQPError, peewee.OperationalError, peewee.InterfaceError) as e:
+                # The claim was rolled back (or never made): its slots wait for the next attempt.
+                logger.warning("Scheduler loop: %s: trying again in %d s.", type(e).__name__, RETRY_WAIT)
+                if not db.is_closed():
+                    db.close()  # a broken connection leaves the pool; the next query opens a new one
                 stopping.wait(RETRY_WAIT)
-                continue
-            stopping.wait(_until_next_due(deadline))
     except _StoppingError:
         pass
     finally:

@@ -1,7 +1,8 @@
 """Drill 2: RabbitMQ stops (`rabbitmqctl stop_app`) across a minute's tick and starts again.
 
 "Nothing lost" here: the workers and the scheduler reconnect by themselves within 30 s (no
-process restarted); checks are scheduled again; an event written while RabbitMQ was down (its
+process restarted; periodiq's tick in the outage is sent late, once the broker is back, or
+skipped); checks are scheduled again; an event written while RabbitMQ was down (its
 send failed) is sent by the outbox sweep and delivered; every event ends sent and delivered once.
 """
 
@@ -90,4 +91,3 @@ def test_workers_and_scheduler_reconnect_and_nothing_is_lost(
         delivered = Counter(m.headers["x-pulse-event"] for m in vendors.received("webhook"))
 
     assert sum(delivered.values()) == Event.select().count() >= 1
-    assert "not sent, RabbitMQ is unreachable" in scheduler.output  # the tick in the outage was skipped, not fatal

@@ -1,0 +1,430 @@
+"""The docker stack (docker/), checked without Docker: docker-compose and promtool validate the files
+statically, and every metric the alerts and the dashboard read is one the workers really export.
+
+Without docker-compose or promtool these tests skip, naming the Debian package to install; with
+PULSE_REQUIRE_TOOLS=1 (CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from dramatiq.brokers.rabbitmq import RabbitmqBroker
+from prometheus_client.parser import text_string_to_metric_families
+
+from pulse.config import get_settings
+from pulse.rabbitmq import MAX_PRIORITY, QUEUES, dq, xq
+
+DOCKER = Path(__file__).resolve().parent.parent / "docker"
+PROMETHEUS = DOCKER / "prometheus"
+DASHBOARD = DOCKER / "grafana" / "dashboards" / "pulse.json"
+DEFINITIONS = DOCKER / "rabbitmq" / "definitions.json"
+
+#: Pulse's services (they merge the x-pulse block) and which of them run workers.
+PULSE_SERVICES = {"migrate", "worker", "worker-uptime", "scheduler"}
+WORKER_SERVICES = {"worker", "worker-uptime"}
+JOB = "pulse-workers"
+#: Labels Prometheus adds to every series of a worker target (prometheus.yml).
+TARGET_LABELS = {"job", "instance", "service"}
+
+
+def tool(name: str, package: str) -> str:
+    path = shutil.which(name)
+    if path:
+        return path
+    reason = (
+        f"{name} not found: install the Debian package {package} (apt-get install --no-install-recommends {package})"
+    )
+    if os.environ.get("PULSE_REQUIRE_TOOLS") == "1":
+        pytest.fail(reason + "; PULSE_REQUIRE_TOOLS=1 requires it")
+    pytest.skip(reason)
+
+
+def run(*args: str | Path, cwd: Path, hint: str = "") -> str:
+    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    command = " ".join(map(str, args))
+    assert result.returncode == 0, f"{command} exited {result.returncode}:\n{result.stdout}{result.stderr}{hint}"
+    return result.stdout
+
+
+def promtool(*args: str | Path, cwd: Path = PROMETHEUS, hint: str = "") -> str:
+    return run(tool("promtool", "prometheus"), *args, cwd=cwd, hint=hint)
+
+
+# --- docker-compose -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory) -> dict[str, Any]:
+    """compose.yml as docker-compose resolves it, with the defaults (an empty env file, so a
+    developer's docker/.env does not count; variables of this environment still would)."""
+    empty = tmp_path_factory.mktemp("compose") / "empty.env"
+    empty.write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in ("RABBITMQ_PASSWORD", "GRAFANA_ADMIN_PASSWORD")}
+    binary = tool("docker-compose", "docker-compose")
+    result = subprocess.run(
+        [binary, "--env-file", str(empty), "-f", "compose.yml", "config"],
+        cwd=DOCKER,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return yaml.safe_load(result.stdout)
+
+
+def test_compose_file_is_valid(compose):
+    services = compose["services"]
+    assert set(services) == {"rabbitmq", "postgres", "prometheus", "grafana"} | PULSE_SERVICES
+    assert services["scheduler"]["deploy"]["replicas"] == 1  # two schedulers send every tick twice
+    uptime = services["worker-uptime"]["command"]
+    assert uptime[uptime.index("--queues") + 1] == "uptime"
+    for name in WORKER_SERVICES:
+        assert services[name]["command"][:2] == ["dramatiq", "pulse.actors"]
+        assert services[name]["environment"]["PULSE_METRICS_PORT"] == "9191"
+
+
+def test_pulse_services_use_the_pulse_vhost_and_user(compose):
+    for name in PULSE_SERVICES:
+        env = compose["services"][name]["environment"]
+        assert env["PULSE_BROKER_URL"] == "amqp://pulse:change-me@rabbitmq:5672/pulse", name
+        assert env["PULSE_RABBITMQ_API_URL"] == "http://pulse:change-me@rabbitmq:15672", name
+        settings = dataclasses.replace(get_settings(), broker_url=env["PULSE_BROKER_URL"])
+        assert settings.vhost == "pulse"
+
+
+def test_every_mounted_file_exists(compose):
+    mounts = {}
+    for name, service in compose["services"].items():
+        for volume in service.get("volumes", []):
+            source, target = (volume["source"], volume["target"]) if isinstance(volume, dict) else volume.split(":")[:2]
+            if source.startswith("/"):  # a bind mount (named volumes have no slash)
+                assert Path(source).exists(), f"{name}: {source}"
+                mounts[Path(source).resolve()] = target
+    assert mounts[(DOCKER / "rabbitmq" / "definitions.json").resolve()] == "/etc/rabbitmq/definitions.json"
+    assert mounts[(DOCKER / "rabbitmq" / "rabbitmq.conf").resolve()] == "/etc/rabbitmq/rabbitmq.conf"
+    assert mounts[PROMETHEUS.resolve()] == "/etc/prometheus"
+    assert mounts[(DOCKER / "grafana" / "dashboards").resolve()] == "/etc/grafana/dashboards"
+    assert mounts[(DOCKER / "grafana" / "provisioning").resolve()] == "/etc/grafana/provisioning"
+    assert "load_definitions = /etc/rabbitmq/definitions.json" in (DOCKER / "rabbitmq" / "rabbitmq.conf").read_text()
+
+
+def test_env_example_documents_every_compose_variable():
+    variables = set(re.findall(r"\$\{(\w+)", (DOCKER / "compose.yml").read_text()))
+    documented = set(re.findall(r"^# --- (.+?) -", (DOCKER / ".env.example").read_text(), re.M))
+    names = {n.strip() for line in documented for n in line.split(",")}
+    assert variables <= names
+
+
+# --- RabbitMQ definitions ---------------------------------------------------------------------
+
+
+def default_rabbitmq_password() -> str:
+    defaults = set(re.findall(r"\$\{RABBITMQ_PASSWORD:-([^}]*)\}", (DOCKER / "compose.yml").read_text()))
+    assert len(defaults) == 1, defaults  # one default everywhere
+    return defaults.pop()
+
+
+def test_the_pulse_user_has_the_documented_password_and_the_vhost():
+    definitions = json.loads(DEFINITIONS.read_text())
+    (user,) = definitions["users"]
+    assert user["name"] == "pulse"
+    assert "administrator" in user["tags"]  # the management UI
+    # rabbit_password_hashing_sha256: base64(salt + sha256(salt + password)), a 4-byte salt.
+    assert user["hashing_algorithm"] == "rabbit_password_hashing_sha256"
+    raw = base64.b64decode(user["password_hash"])
+    salt, digest = raw[:4], raw[4:]
+    assert digest == hashlib.sha256(salt + default_rabbitmq_password().encode()).digest()
+    assert default_rabbitmq_password() == "change-me"  # as the README and .env.example say
+    assert definitions["vhosts"] == [{"name": "pulse"}]
+    assert definitions["permissions"] == [
+        {"user": "pulse", "vhost": "pulse", "configure": ".*", "write": ".*", "read": ".*"}
+    ]
+
+
+def test_the_dead_letter_policy_caps_only_the_xqs():
+    definitions = json.loads(DEFINITIONS.read_text())
+    (policy,) = definitions["policies"]
+    assert policy["vhost"] == "pulse"
+    assert policy["apply-to"] == "queues"
+    assert policy["definition"] == {"max-length": 100000, "overflow": "drop-head"}
+    pattern = re.compile(policy["pattern"])  # RabbitMQ uses PCRE: the same for this pattern
+    for queue in QUEUES:
+        assert pattern.search(xq(queue)), xq(queue)
+        assert not pattern.search(queue), queue
+        assert not pattern.search(dq(queue)), dq(queue)
+
+
+def test_no_policy_contradicts_the_queue_arguments_dramatiq_declares():
+    broker = RabbitmqBroker(url="amqp://127.0.0.1:1/never-connected", max_priority=MAX_PRIORITY, middleware=[])
+    arguments = set(broker._build_queue_arguments("uptime")) | {"x-message-ttl"}  # the .XQs' TTL
+    assert "x-max-priority" in arguments
+    for policy in json.loads(DEFINITIONS.read_text())["policies"]:
+        assert not {"x-" + key for key in policy["definition"]} & arguments, policy["name"]
+
+
+# --- Prometheus -------------------------------------------------------------------------------
+
+
+def test_the_alert_rules_are_valid_and_pass_their_unit_tests():
+    promtool("check", "rules", "alerts.yml")
+    promtool("test", "rules", "alerts_test.yml")
+
+
+def test_the_prometheus_config_is_valid():
+    promtool("check", "config", "prometheus.yml")  # rule_files are relative to it
+
+
+def test_prometheus_scrapes_every_worker_service(compose):
+    config = yaml.safe_load((PROMETHEUS / "prometheus.yml").read_text())
+    assert config["rule_files"] == ["alerts.yml"]
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == JOB]
+    (dns,) = job["dns_sd_configs"]
+    assert dns["type"] == "A"
+    assert set(dns["names"]) == WORKER_SERVICES
+    assert dns["port"] == 9191
+    services = compose["services"]
+    prometheus = services["prometheus"]
+    assert "--config.file=/etc/prometheus/prometheus.yml" in prometheus["command"]
+    provisioned = yaml.safe_load((DOCKER / "grafana/provisioning/datasources/prometheus.yml").read_text())
+    (datasource,) = provisioned["datasources"]
+    assert datasource["url"] == "http://prometheus:9090"
+
+
+# --- The metrics the workers export -----------------------------------------------------------
+
+# Runs in a fresh process (prometheus-client picks its multiprocess mode when first imported): Pulse's
+# Metrics middleware, booted as in a worker, sees a message fail and one succeed; its metrics are
+# then served as `serve()` does, with the queue depths read from a stand-in for RabbitMQ.
+EXPORT = """
+import os, sys
+os.environ["PULSE_METRICS_DIR"] = sys.argv[1]
+import dramatiq
+from pulse import rabbitmq
+from pulse.config import get_settings
+from pulse.middleware import metrics
+
+settings = get_settings()
+middleware = metrics.Metrics(settings=settings)
+middleware.after_process_boot(None)
+failing = dramatiq.Message(queue_name="uptime", actor_name="check", args=(), kwargs={}, options={"retries": 1})
+middleware.before_delay_message(None, failing)
+middleware.before_process_message(None, failing)
+middleware.after_process_message(None, failing, exception=ValueError())
+middleware.after_enqueue(None, failing, 0)
+middleware.after_nack(None, failing)
+succeeding = dramatiq.Message(queue_name="uptime", actor_name="check", args=(), kwargs={}, options={})
+middleware.before_process_message(None, succeeding)
+middleware.after_process_message(None, succeeding)
+
+rabbitmq.ready_counts = lambda settings, names: {name: 3 for name in names}
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+registry = CollectorRegistry()
+MultiProcessCollector(registry, path=metrics.run_directory(settings.metrics_dir))
+registry.register(metrics.QueueDepth(settings))
+sys.stdout.write(generate_latest(registry).decode())
+"""
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> list[tuple[str, str, dict[str, str], float]]:
+    """(type, sample name, labels, value) of every sample a worker's /metrics serves."""
+    directory = tmp_path_factory.mktemp("metrics")
+    result = subprocess.run([sys.executable, "-c", EXPORT, str(directory)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return [
+        (family.type, sample.name, sample.labels, sample.value)
+        for family in text_string_to_metric_families(result.stdout)
+        for sample in family.samples
+    ]
+
+
+@pytest.fixture(scope="module")
+def labels_of(exported) -> dict[str, set[str]]:
+    """Every series name a query may use, with the labels its series carry in Prometheus."""
+    names: dict[str, set[str]] = {"up": set(TARGET_LABELS)}
+    for _, name, labels, _ in exported:
+        names.setdefault(name, set(TARGET_LABELS)).update(labels)
+    return names
+
+
+def test_the_workers_export_the_documented_metrics(labels_of):
+    assert {name: labels - TARGET_LABELS for name, labels in labels_of.items() if name.startswith("worker_")} == {
+        "worker_broker_up": set(),
+        "worker_queue_depth": {"queue_name"},
+        "worker_dead_letters": {"queue_name"},
+        "worker_processing_seconds_bucket": {"task_name", "le"},
+        "worker_processing_seconds_count": {"task_name"},
+        "worker_processing_seconds_sum": {"task_name"},
+        "worker_task_success_total": {"task_name"},
+        "worker_task_failure_total": {"task_name", "error_type"},
+        "worker_task_dlq_total": {"task_name"},
+    }
+    assert labels_of["dramatiq_messages_total"] - TARGET_LABELS == {"queue_name", "actor_name"}
+
+
+# --- PromQL of the alerts and the dashboard ---------------------------------------------------
+
+#: Grafana's variables, for queries Prometheus can parse: any value, or the example worker's.
+ANY = {"$queue": ".*", "$actor": ".*"}
+EXAMPLE = {"$queue": "uptime", "$actor": "check"}
+INTERVALS = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
+
+KEYWORDS = {"and", "or", "unless", "bool", "offset", "inf", "nan"}
+GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)")
+SELECTOR = re.compile(r"([a-zA-Z_:][\w:]*)?\s*\{([^}]*)\}")
+MATCHER = re.compile(r'(\w+)\s*(?:=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"')
+NAME = re.compile(r"[a-zA-Z_:][\w:]*")
+
+
+def substitute(expr: str, variables: dict[str, str]) -> str:
+    for variable, value in {**INTERVALS, **variables}.items():
+        expr = expr.replace(variable, value)
+    assert "$" not in expr, f"unknown Grafana variable in {expr}"
+    return expr
+
+
+def series_used(expr: str) -> tuple[list[tuple[str, set[str]]], set[str]]:
+    """The series names a PromQL expression selects, each with the labels its matchers name, and
+    the labels of its by/on/... clauses. Enough for the expressions written here, not all PromQL."""
+    grouping = {label.strip() for labels in GROUPING.findall(expr) for label in labels.split(",") if label.strip()}
+    rest = GROUPING.sub(" ", expr)
+    used = []
+    for name, matchers in SELECTOR.findall(rest):
+        labels = dict(MATCHER.findall(matchers))
+        names = [name] if name else labels["__name__"].split("|")
+        assert all(NAME.fullmatch(n) for n in names), names
+        used += [(n, set(labels) - {"__name__"}) for n in names]
+    rest = SELECTOR.sub(" ", rest)
+    rest = re.sub(r"\[[^\]]*\]|\boffset\s+\w+|\b\d+(?:\.\d+)?(?:e\d+)?\b", " ", rest)
+    for match in NAME.finditer(rest):
+        if match.group() not in KEYWORDS and not re.match(r"\s*\(", rest[match.end() :]):
+            used.append((match.group(), set()))
+    return used, grouping
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    groups = yaml.safe_load((PROMETHEUS / "alerts.yml").read_text())["groups"]
+    return [rule for group in groups for rule in group["rules"]]
+
+
+def dashboard() -> dict[str, Any]:
+    return json.loads(DASHBOARD.read_text())
+
+
+def panel_queries() -> list[tuple[str, str]]:
+    """(panel title, expr) of every query of the dashboard."""
+    return [(panel["title"], target["expr"]) for panel in dashboard()["panels"] for target in panel.get("targets", [])]
+
+
+def variable_queries() -> list[tuple[str, str, str]]:
+    """(variable, selector, label) of every label_values() variable."""
+    found = []
+    for variable in dashboard()["templating"]["list"]:
+        query = variable["query"]["query"] if isinstance(variable["query"], dict) else variable["query"]
+        match = re.fullmatch(r"label_values\((.+),\s*(\w+)\)", query)
+        assert match, f"${variable['name']}: {query}"
+        found.append((variable["name"], match.group(1), match.group(2)))
+    return found
+
+
+def write_rules(path: Path, exprs: list[tuple[str, str]], *, alert: bool = False) -> str:
+    """One rule per (where, expression): recording rules `dashboard:queryN` to have promtool parse
+    them, or alerts `QueryN` firing when the expression returns anything. Returns which is which."""
+    if alert:
+        rules = [{"alert": f"Query{i}", "expr": f"count({expr}) > 0"} for i, (_, expr) in enumerate(exprs)]
+    else:
+        rules = [{"record": f"dashboard:query{i}", "expr": expr} for i, (_, expr) in enumerate(exprs)]
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    return "".join(f"\nquery {i}: {where}: {expr}" for i, (where, expr) in enumerate(exprs))
+
+
+def test_the_dashboard_uses_the_provisioned_datasource():
+    provisioned = yaml.safe_load((DOCKER / "grafana/provisioning/datasources/prometheus.yml").read_text())
+    (datasource,) = provisioned["datasources"]
+    board = dashboard()
+    assert 39 <= board["schemaVersion"] < 50
+    assert {v["name"] for v in board["templating"]["list"]} == {"queue", "actor"}
+    uses = [p["datasource"] for p in board["panels"] if p["type"] != "row"]
+    uses += [t["datasource"] for p in board["panels"] for t in p.get("targets", [])]
+    uses += [v["datasource"] for v in board["templating"]["list"]]
+    assert uses and all(use == {"type": "prometheus", "uid": datasource["uid"]} for use in uses)
+    provider = yaml.safe_load((DOCKER / "grafana/provisioning/dashboards/pulse.yml").read_text())["providers"][0]
+    assert provider["options"]["path"] == "/etc/grafana/dashboards"  # where compose mounts dashboards/
+
+
+def test_every_dashboard_query_is_valid_promql(tmp_path):
+    exprs = [(f"panel {title!r}", substitute(expr, ANY)) for title, expr in panel_queries()]
+    exprs += [(f"${name}", substitute(selector, ANY)) for name, selector, _ in variable_queries()]
+    hint = write_rules(tmp_path / "dashboard.yml", exprs)
+    promtool("check", "rules", "dashboard.yml", cwd=tmp_path, hint=hint)
+
+
+def test_every_metric_and_label_queried_is_exported(labels_of):
+    queries = [(f"alert {rule['alert']}", rule["expr"]) for rule in alert_rules()]
+    queries += [(f"panel {title!r}", substitute(expr, ANY)) for title, expr in panel_queries()]
+    queries += [
+        (f"${name}", substitute(f"sum by ({label}) ({selector})", ANY)) for name, selector, label in variable_queries()
+    ]
+    for where, expr in queries:
+        used, grouping = series_used(expr)
+        assert used, where
+        for name, labels in used:
+            assert name in labels_of, f"{where}: no worker exports {name}"
+            assert labels <= labels_of[name], f"{where}: {name} has no label {labels - labels_of[name]}"
+        available = set().union(*(labels_of[name] for name, _ in used))
+        assert grouping <= available, f"{where}: no series to group by {grouping - available}"
+
+
+def test_every_dashboard_query_returns_data_from_a_worker(tmp_path, exported):
+    """The dashboard's queries, for the example queue and actor, over what a worker serves: each
+    returns something (a query with a wrong name, label or value would return nothing)."""
+    exprs = [(f"panel {title!r}", substitute(expr, EXAMPLE)) for title, expr in panel_queries()]
+    for name, selector, label in variable_queries():
+        selector = substitute(selector, EXAMPLE)
+        matcher = f'{label}!=""'
+        exprs.append(
+            (f"${name}", f"{selector[:-1]},{matcher}}}" if selector.endswith("}") else f"{selector}{{{matcher}}}")
+        )
+    hint = write_rules(tmp_path / "queries.yml", exprs, alert=True)
+    target = {"job": JOB, "instance": "worker-1:9191", "service": "worker"}
+    series = [{"series": f"up{labels_text(target)}", "values": "1x30"}]
+    for kind, name, labels, value in exported:
+        growing = kind in ("counter", "histogram") and value > 0
+        values = f"0+{value:g}x30" if growing else f"{value:g}x30"
+        series.append({"series": f"{name}{labels_text({**labels, **target})}", "values": values})
+    tests = {
+        "rule_files": ["queries.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    {"eval_time": "20m", "alertname": f"Query{i}", "exp_alerts": [{"exp_labels": {}}]}
+                    for i in range(len(exprs))
+                ],
+            }
+        ],
+    }
+    (tmp_path / "queries_test.yml").write_text(yaml.safe_dump(tests))
+    promtool("test", "rules", "queries_test.yml", cwd=tmp_path, hint=hint)
+
+
+def labels_text(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items())) + "}"

@@ -95,6 +95,18 @@ def run(processes: int, threads: int) -> None:
     sys.exit(run_all(processes, threads))
 
 
+@main.command()
+@click.option(
+    "--threads", "-t", type=click.IntRange(1), default=8, show_default=True, help="Threads per worker process."
+)
+def demo(threads: int) -> None:
+    """Run Pulse against a bundled demo target whose API flaps, printing checks, incidents and
+    notifications as they happen, until Ctrl-C."""
+    from pulse.demo import run_demo
+
+    sys.exit(run_demo(settings(), threads))
+
+
 @main.command("apply")
 @click.option("-f", "--file", "path", type=click.File("r", encoding="utf-8"), required=True, help="YAML file.")
 @click.option("--prune", is_flag=True, help="Also delete what the file does not name.")

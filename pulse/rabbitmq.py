@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import dramatiq
 import pika
@@ -102,7 +102,7 @@ def management_queues(settings: Settings) -> dict[str, dict]:
     response = requests.get(
         f"{base.rstrip('/')}/api/queues/{quote(settings.vhost, safe='')}",
         params={"columns": "name,messages_ready,messages_unacknowledged,consumers,arguments"},
-        auth=(parts.username or "guest", parts.password or "guest"),
+        auth=(unquote(parts.username or "guest"), unquote(parts.password or "guest")),
         timeout=API_TIMEOUT,
     )
     response.raise_for_status()

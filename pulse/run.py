@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 
 SCHEDULER = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
 
@@ -18,11 +19,19 @@ def workers(processes: int, threads: int) -> list[str]:
     return [sys.executable, "-m", "dramatiq", "pulse.actors", "--processes", str(processes), "--threads", str(threads)]
 
 
-def run(processes: int, threads: int, shutdown_timeout: float = 60) -> int:
-    """Run until Ctrl-C (or SIGTERM), or until one of the two exits; return an exit code."""
+def run(
+    processes: int,
+    threads: int,
+    shutdown_timeout: float = 60,
+    env: Mapping[str, str] | None = None,
+    watch: Callable[[], None] | None = None,
+) -> int:
+    """Run until Ctrl-C (or SIGTERM), or until one of the two exits; return an exit code.
+    ``watch`` is called every 0.2 s meanwhile (the demo's feed)."""
     # Own sessions: a Ctrl-C reaches only this process, which passes on exactly one SIGTERM.
     children = [
-        subprocess.Popen(command, start_new_session=True) for command in (workers(processes, threads), SCHEDULER)
+        subprocess.Popen(command, start_new_session=True, env=env)
+        for command in (workers(processes, threads), SCHEDULER)
     ]
     stopping = False
 
@@ -33,6 +42,8 @@ def run(processes: int, threads: int, shutdown_timeout: float = 60) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     while not stopping and all(child.poll() is None for child in children):
+        if watch is not None:
+            watch()
         time.sleep(0.2)
     code = 0 if stopping else next((child.returncode for child in children if child.returncode), 1)
     for child in children:

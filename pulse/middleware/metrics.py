@@ -228,7 +228,11 @@ def serve() -> int:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - one line per scrape is noise
             pass
 
-    server = HTTPServer(("0.0.0.0", settings.metrics_port), Handler)
+    try:
+        server = HTTPServer(("0.0.0.0", settings.metrics_port), Handler)
+    except OSError as e:  # the workers still run; say why there are no metrics, without a traceback
+        logger.error("Metrics not served: port %d: %s (set PULSE_METRICS_PORT).", settings.metrics_port, e.strerror)
+        return 1
     logger.info("Serving metrics on port %d.", settings.metrics_port)
     server.serve_forever()
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from typing import Any
 
 import click
@@ -11,10 +12,12 @@ import peewee
 import pika.exceptions
 import psycopg
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from pulse.config import Settings, get_settings, redact
 from pulse.errors import ConfigError
+from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 
 console = Console()
 
@@ -113,16 +116,19 @@ def demo(threads: int) -> None:
 def apply_file(path: Any, prune: bool) -> None:
     """Declare organizations, components, channels and subscribers from a file: all of it, or nothing."""
     from pulse import configfile
+    from pulse.progress import shown
 
     try:
-        config = configfile.load(path.read())
+        with shown(f"reading {path.name}"):
+            config = configfile.load(path.read())
     except ConfigError as e:
         click.echo(f"pulse: {path.name} is not valid, nothing was changed:", err=True)
         for line in str(e).splitlines():
             click.echo(f"  {line}", err=True)
         sys.exit(2)
     settings()
-    report = configfile.apply(config, prune=prune)
+    with shown("applying", configfile.steps(config)) as advance:
+        report = configfile.apply(config, prune=prune, advance=advance)
     click.echo(
         f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
         f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
@@ -135,31 +141,109 @@ def apply_file(path: Any, prune: bool) -> None:
     )
 
 
+STATUS_STYLES = {
+    OPERATIONAL: "green",
+    DEGRADED: "yellow",
+    PARTIAL_OUTAGE: "red",
+    MAJOR_OUTAGE: "red",
+    MAINTENANCE: "blue",
+}
+
+
 @main.command()
+@click.argument("organization", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status(as_json: bool) -> None:
-    """Each component: status, last check, last response time, open incident."""
+def status(organization: str | None, as_json: bool) -> None:
+    """Each component (of ORGANIZATION, a slug, if given): status, last check, last response time,
+    uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
+    open incident."""
+    from pulse.models import Organization, utcnow
     from pulse.uptime import overview
 
     settings()
-    rows = overview()
+    if organization and not Organization.select().where(Organization.slug == organization).exists():
+        fail(f"no organization {organization!r}", code=2)
+    rows = overview(organization)
     if as_json:
         print_json(rows)
         return
-    print_table(
-        ["organization", "key", "status", "last check", "response", "open incident"],
-        [
-            [
-                r["organization"],
-                r["key"],
-                r["status"],
-                r["last_checked_at"] and r["last_checked_at"][:19],
-                (r["last_response_time_ms"] is not None and f"{r['last_response_time_ms']} ms") or None,
-                r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
-            ]
-            for r in rows
-        ],
+    now = utcnow()
+    table = status_table([status_cells(r, now) for r in rows], narrow=False)
+    if console.is_terminal and natural_width(table) > console.width:
+        table = status_table([status_cells(r, now, narrow=True) for r in rows], narrow=True)
+    print_whole(table)
+
+
+# On a narrow terminal: no names, and these statuses shortened.
+SHORT_STATUSES = {DEGRADED: "DEGRADED", MAINTENANCE: "MAINTENANCE"}
+
+
+def status_cells(r: dict[str, Any], now: datetime, narrow: bool = False) -> list[Text]:
+    checked = r["last_checked_at"] and datetime.fromisoformat(r["last_checked_at"])
+    shown = status_text(r)
+    if narrow:
+        shown.plain = shown.plain.replace(r["status"], SHORT_STATUSES.get(r["status"], r["status"]))
+    cells = [
+        f"{r['organization']}/{r['key']}",
+        *([] if narrow else [r["name"]]),
+        shown,
+        ago(checked, now) if checked else "never",
+        None if r["last_response_time_ms"] is None else f"{r['last_response_time_ms']} ms",
+        *(None if r[k] is None else f"{r[k]:.2f}%" for k in ("uptime_24h", "uptime_7d", "uptime_30d")),
+        r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
+    ]
+    # Text, not str: names and titles are shown as written, never read as rich markup.
+    return [c if isinstance(c, Text) else Text("-" if c is None else c) for c in cells]
+
+
+def status_table(rows: list[list[Text]], narrow: bool) -> Table:
+    """Names and incident titles wrap to fit the terminal (rich narrows wrapping columns first);
+    components, statuses and figures never do."""
+    names = [] if narrow else [Column("name")]
+    table = Table(
+        Column("component", no_wrap=True),
+        *names,
+        Column("status", no_wrap=True),
+        *(Column(name, justify="right", no_wrap=True) for name in ("checked", "response", "up 24h", "up 7d", "up 30d")),
+        Column("incident" if narrow else "open incident"),
+        box=None,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+        header_style="bold",
     )
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def print_whole(table: Table) -> None:
+    """Fit the table to the terminal; elsewhere (a pipe, a file), print each row on one line."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    Console(width=natural_width(table)).print(table)
+
+
+def natural_width(table: Table) -> int:
+    """The width the table takes when nothing is cut."""
+    return console.measure(table, options=console.options.update_width(100_000)).maximum
+
+
+def status_text(row: dict[str, Any]) -> Text:
+    """The status, colored on a terminal; dim when it says nothing (never checked, or paused)."""
+    never_checked = row["last_checked_at"] is None and row["status"] == OPERATIONAL  # the default of a new component
+    style = "dim" if never_checked or row["paused"] else STATUS_STYLES.get(row["status"], "dim")
+    return Text(row["status"] + (" (paused)" if row["paused"] else ""), style=style)
+
+
+def ago(when: datetime, now: datetime) -> str:
+    """``12s ago``, ``5m ago``, ``3h ago``, ``2d ago``."""
+    seconds = max(0, int((now - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
 
 
 @main.group()
@@ -409,6 +493,7 @@ def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) 
     """Send dead messages back to their queue for a fresh set of attempts."""
     from pulse import deadletters
     from pulse.broker import setup_broker
+    from pulse.progress import shown
 
     current = settings()
     if bool(messages) == everything:
@@ -417,7 +502,9 @@ def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) 
     for row in rows:
         if row.requeued_at is not None:
             click.echo(f"pulse: message {row.id} was already requeued at {row.requeued_at:%Y-%m-%d %H:%M:%S}", err=True)
-    count = deadletters.requeue(current, setup_broker(current), rows)
+    broker = setup_broker(current)
+    with shown("requeueing", len(rows)) as advance:
+        count = deadletters.requeue(current, broker, rows, advance=advance)
     click.echo(f"requeued {count} message(s)")
 
 

@@ -32,6 +32,7 @@ from pulse import conditions, subscriptions
 from pulse.db import db
 from pulse.errors import ConfigError
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, Organization, utcnow
+from pulse.progress import Advance, nothing
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -302,8 +303,17 @@ class Applied:
     subscribers_deleted: int = 0
 
 
-def apply(config: ConfigFile, *, prune: bool = False) -> Applied:
-    """Write the configuration in one transaction: all of it, or nothing."""
+def steps(config: ConfigFile) -> int:
+    """How many steps `apply` reports: one per component, channel and subscriber."""
+    return sum(len(o.components) + len(o.channels) + len(o.subscribers) for o in config.organizations)
+
+
+def apply(config: ConfigFile, *, prune: bool = False, advance: Advance = nothing) -> Applied:
+    """Write the configuration in one transaction: all of it, or nothing.
+
+    Parameters:
+      advance: called with the number of steps (see `steps`) done as they are done.
+    """
     report = Applied()
     with db.atomic():
         kept_organizations = []
@@ -318,6 +328,7 @@ def apply(config: ConfigFile, *, prune: bool = False) -> Applied:
                     report.components_created += 1
                 else:
                     report.components_updated += 1
+                advance(1)
             component_ids = {
                 c.key: c.id
                 for c in Component.select(Component.id, Component.key).where(Component.organization == organization.id)
@@ -327,6 +338,7 @@ def apply(config: ConfigFile, *, prune: bool = False) -> Applied:
             report.subscribers += len(spec.subscribers)
             report.channels_deleted += deleted[0]
             report.subscribers_deleted += deleted[1]
+            advance(len(spec.channels) + len(spec.subscribers))
             if prune:
                 named = [c.key for c in spec.components]
                 report.components_deleted += (

@@ -18,6 +18,7 @@ from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.db import db
 from pulse.models import FailedMessage, utcnow
+from pulse.progress import Advance, nothing
 
 MAX_TEXT = 20_000  # characters kept of an error message or traceback
 
@@ -77,8 +78,11 @@ def pending(queue_name: str | None = None, limit: int | None = None) -> list[Fai
     return list(query)
 
 
-def requeue(settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMessage]) -> int:
-    """Send dead messages back to their queues for a fresh set of attempts. Returns how many.
+def requeue(
+    settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMessage], *, advance: Advance = nothing
+) -> int:
+    """Send dead messages back to their queues for a fresh set of attempts. Returns how many;
+    ``advance(1)`` is called after each row.
 
     Each is first taken out of its ``.XQ`` (so it is not there twice), then marked requeued and
     sent in one transaction: if the send fails, the row stays dead; if the requeued message fails
@@ -102,6 +106,7 @@ def requeue(settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMe
             if claimed:
                 broker.enqueue(as_message(row))
                 sent += 1
+        advance(1)
     return sent
 
 

@@ -1,0 +1,179 @@
+"""`pulse status`: the table, its colors, and uptime over 24 hours, 7 and 30 days."""
+
+import json
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pulse.cli import ago, status_text
+from pulse.models import Component, Incident, Organization, UptimeCheck, utcnow
+from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
+from pulse.uptime import overview
+from tests.support.env import ENV
+from tests.support.worker import ROOT
+
+HOUR = timedelta(hours=1)
+DAY = timedelta(days=1)
+RED, YELLOW, DIM = "\x1b[31m", "\x1b[33m", "\x1b[2m"
+
+
+def pulse(*args, **env):
+    return subprocess.run(
+        [sys.executable, "-m", "pulse.cli", *args],
+        cwd=ROOT,
+        env={**ENV, "PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def components(database):
+    """acme/api with checks over 40 days and an open incident, acme/www never checked, globex/shop slow
+    (set so, without checks)."""
+    now = utcnow()
+    acme = Organization.create(slug="acme", name="Acme")
+    api = Component.create(
+        organization=acme,
+        key="api",
+        name="Public API",
+        url="https://api.acme.example/health",
+        status=MAJOR_OUTAGE,
+        last_checked_at=now - timedelta(minutes=5),
+        last_response_time_ms=123,
+    )
+    Component.create(organization=acme, key="www", name="Website", url="https://www.acme.example/")
+    globex = Organization.create(slug="globex", name="Globex")
+    Component.create(organization=globex, key="shop", name="Shop", url="https://s.example/", status=DEGRADED)
+    Incident.create(organization=acme, component=api, title="Public API is down", automatic=True)
+    for age, seen in [
+        *[(HOUR, OPERATIONAL), (2 * HOUR, OPERATIONAL), (3 * HOUR, DEGRADED), (4 * HOUR, MAJOR_OUTAGE)],  # 24 h: 3 of 4
+        *[(2 * DAY, MAJOR_OUTAGE), (3 * DAY, OPERATIONAL)],  # 7 d: 4 of 6
+        *[(10 * DAY, OPERATIONAL), (20 * DAY, OPERATIONAL)],  # 30 d: 6 of 8
+        *[(31 * DAY, MAJOR_OUTAGE), (40 * DAY, MAJOR_OUTAGE)],  # older: not counted
+    ]:
+        at = now - age
+        UptimeCheck.create(component=api, scheduled_at=at, checked_at=at, success=seen == OPERATIONAL, outcome=seen)
+    # Recorded late: a check counts at its scheduled time, so this one not at all.
+    UptimeCheck.create(component=api, scheduled_at=now - 35 * DAY, checked_at=now, success=False, outcome=MAJOR_OUTAGE)
+    return now
+
+
+def uptime(row):
+    return row["uptime_24h"], row["uptime_7d"], row["uptime_30d"]
+
+
+def test_uptime_is_the_share_of_checks_up_in_each_window(components):
+    api, www, shop = overview()
+    assert (api["key"], uptime(api)) == ("api", (75.0, 66.66, 75.0))  # truncated: 66.66 never shows as 66.67
+    assert (www["key"], uptime(www)) == ("www", (None, None, None))
+    assert (shop["key"], uptime(shop)) == ("shop", (None, None, None))
+    assert [r["key"] for r in overview("globex")] == ["shop"]
+
+
+def test_json_keeps_its_keys_and_adds_uptime(components):
+    result = pulse("status", "--json")
+    assert result.returncode == 0, result.stderr
+    api = json.loads(result.stdout)[0]
+    assert api["incident"]["title"] == "Public API is down"
+    assert list(api) == [
+        "organization",
+        "key",
+        "name",
+        "type",
+        "status",
+        "status_since",
+        "paused",
+        "last_checked_at",
+        "last_response_time_ms",
+        "incident",
+        "uptime_24h",
+        "uptime_7d",
+        "uptime_30d",
+    ]
+    assert uptime(api) == (75.0, 66.66, 75.0)
+
+
+def test_the_table_has_a_line_per_component_and_no_escape_codes_when_piped(components):
+    result = pulse("status")
+    assert result.returncode == 0, result.stderr
+    header, api, www, shop = (line.split() for line in result.stdout.splitlines())
+    assert header == "component name status checked response up 24h up 7d up 30d open incident".split()
+    assert api == "acme/api Public API MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00% #1 Public API is down".split()
+    assert www == "acme/www Website OPERATIONAL never - - - - -".split()
+    assert shop == "globex/shop Shop DEGRADED_PERFORMANCE never - - - - -".split()
+    assert "\x1b" not in result.stdout
+
+
+def test_statuses_are_colored_when_color_is_forced_unless_no_color(components):
+    colored = pulse("status", FORCE_COLOR="1", COLUMNS="200").stdout
+    assert f"{RED}MAJOR_OUTAGE" in colored and f"{YELLOW}DEGRADED_PERFORMANCE" in colored
+    assert f"{DIM}OPERATIONAL" in colored  # never checked
+
+    plain = pulse("status", FORCE_COLOR="1", COLUMNS="200", NO_COLOR="1").stdout
+    assert "MAJOR_OUTAGE" in plain and RED not in plain and YELLOW not in plain
+
+
+def test_a_narrow_terminal_leaves_names_out_and_cuts_no_figure(components):
+    def on_terminal(columns):
+        shown = pulse("status", FORCE_COLOR="1", COLUMNS=columns).stdout
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).splitlines()
+
+    wide = on_terminal("200")
+    assert wide[0].split() == "component name status checked response up 24h up 7d up 30d open incident".split()
+
+    narrow = on_terminal("80")
+    assert narrow[0].split() == "component status checked response up 24h up 7d up 30d incident".split()
+    assert narrow[1].split()[:9] == "acme/api MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00%".split()
+    assert "globex/shop DEGRADED never - - - - -".split() in [line.split() for line in narrow]
+    assert all(len(line) <= 80 for line in narrow)
+
+
+def test_one_organization(components):
+    assert [r["key"] for r in json.loads(pulse("status", "globex", "--json").stdout)] == ["shop"]
+    assert pulse("status", "acme").stdout.count("acme/") == 2
+    missing = pulse("status", "nope")
+    assert (missing.returncode, missing.stderr) == (2, "pulse: no organization 'nope'\n")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (-3, "0s ago"),
+        (0, "0s ago"),
+        (59, "59s ago"),
+        (60, "1m ago"),
+        (3599, "59m ago"),
+        (3600, "1h ago"),
+        (86399, "23h ago"),
+        (86400, "1d ago"),
+        (40 * 86400, "40d ago"),
+    ],
+)
+def test_ago(seconds, shown):
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    assert ago(now - timedelta(seconds=seconds), now) == shown
+
+
+@pytest.mark.parametrize(
+    ("current", "checked", "paused", "style"),
+    [
+        (OPERATIONAL, True, False, "green"),
+        (DEGRADED, True, False, "yellow"),
+        (PARTIAL_OUTAGE, True, False, "red"),
+        (MAJOR_OUTAGE, True, False, "red"),
+        (MAINTENANCE, True, False, "blue"),
+        ("SOMETHING_NEW", True, False, "dim"),
+        (OPERATIONAL, False, False, "dim"),  # never checked: the default status says nothing
+        (MAJOR_OUTAGE, False, False, "red"),  # set without a check (a service): still an outage
+        (MAJOR_OUTAGE, True, True, "dim"),  # paused: no longer checked
+    ],
+)
+def test_status_styles(current, checked, paused, style):
+    row = {"status": current, "last_checked_at": "2026-12-01T00:00:00+00:00" if checked else None, "paused": paused}
+    assert status_text(row).style == style
+    assert str(status_text(row)) == current + (" (paused)" if paused else "")

@@ -12,22 +12,12 @@ from psycopg import sql
 
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
+from tests.support.cli import pulse
 from tests.support.env import ENV, NAMESPACE
 from tests.support.wait import wait_for
 from tests.support.worker import ROOT, WorkerProcess, free_port
 
 MIGRATIONS = "applied 0001_initial\napplied 0002_uptime\napplied 0003_notifications\n"
-
-
-def pulse(*args, **env):
-    return subprocess.run(
-        [sys.executable, "-m", "pulse.cli", *args],
-        cwd=ROOT,
-        env={**ENV, "PATH": "/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from pulse import rabbitmq
 from pulse.models import Incident, Notification
 from tests.support.wait import wait_for
+from tests.support.worker import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".ci-venv", ".tox", "__pycache__", "*.egg-info", ".*_cache")
@@ -29,12 +29,6 @@ def quick_start_command() -> str:
     commands = [line.strip() for line in text.splitlines() if line.startswith("    ") and "pulse demo" in line]
     assert len(commands) == 1, f"README.md should show one quick-start command running `pulse demo`: {commands}"
     return commands[0]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.minutes

@@ -2,8 +2,6 @@
 
 import json
 import re
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -12,23 +10,11 @@ from pulse.cli import ago, status_text
 from pulse.models import Component, Incident, Organization, UptimeCheck, utcnow
 from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 from pulse.uptime import overview
-from tests.support.env import ENV
-from tests.support.worker import ROOT
+from tests.support.cli import pulse
 
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 RED, YELLOW, DIM = "\x1b[31m", "\x1b[33m", "\x1b[2m"
-
-
-def pulse(*args, **env):
-    return subprocess.run(
-        [sys.executable, "-m", "pulse.cli", *args],
-        cwd=ROOT,
-        env={**ENV, "PATH": "/usr/bin:/bin", **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 @pytest.fixture

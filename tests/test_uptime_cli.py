@@ -1,23 +1,10 @@
 """`pulse check`, `pulse status` and `pulse apply` as a user runs them."""
 
 import json
-import subprocess
-import sys
 
 from pulse.models import Incident
-from tests.support.env import ENV
+from tests.support.cli import pulse
 from tests.support.worker import ROOT
-
-
-def pulse(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "pulse.cli", *args],
-        cwd=ROOT,
-        env={**ENV, "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_check_a_url_with_conditions_and_no_database(target):

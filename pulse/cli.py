@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
 from typing import Any
 
 import click
@@ -12,12 +11,10 @@ import peewee
 import pika.exceptions
 import psycopg
 from rich.console import Console
-from rich.table import Column, Table
-from rich.text import Text
+from rich.table import Table
 
 from pulse.config import Settings, get_settings, redact
 from pulse.errors import ConfigError
-from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 
 console = Console()
 
@@ -141,15 +138,6 @@ def apply_file(path: Any, prune: bool) -> None:
     )
 
 
-STATUS_STYLES = {
-    OPERATIONAL: "green",
-    DEGRADED: "yellow",
-    PARTIAL_OUTAGE: "red",
-    MAJOR_OUTAGE: "red",
-    MAINTENANCE: "blue",
-}
-
-
 @main.command()
 @click.argument("organization", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -157,6 +145,7 @@ def status(organization: str | None, as_json: bool) -> None:
     """Each component (of ORGANIZATION, a slug, if given): status, last check, last response time,
     uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
     open incident."""
+    from pulse import status_table
     from pulse.models import Organization, utcnow
     from pulse.uptime import overview
 
@@ -168,53 +157,10 @@ def status(organization: str | None, as_json: bool) -> None:
         print_json(rows)
         return
     now = utcnow()
-    table = status_table([status_cells(r, now) for r in rows], narrow=False)
+    table = status_table.table(rows, now, narrow=False)
     if console.is_terminal and natural_width(table) > console.width:
-        table = status_table([status_cells(r, now, narrow=True) for r in rows], narrow=True)
+        table = status_table.table(rows, now, narrow=True)
     print_whole(table)
-
-
-# On a narrow terminal: no names, and these statuses shortened.
-SHORT_STATUSES = {DEGRADED: "DEGRADED", MAINTENANCE: "MAINTENANCE"}
-
-
-def status_cells(r: dict[str, Any], now: datetime, narrow: bool = False) -> list[Text]:
-    checked = r["last_checked_at"] and datetime.fromisoformat(r["last_checked_at"])
-    shown = status_text(r)
-    if narrow:
-        shown.plain = shown.plain.replace(r["status"], SHORT_STATUSES.get(r["status"], r["status"]))
-    cells = [
-        f"{r['organization']}/{r['key']}",
-        *([] if narrow else [r["name"]]),
-        shown,
-        ago(checked, now) if checked else "never",
-        None if r["last_response_time_ms"] is None else f"{r['last_response_time_ms']} ms",
-        *(None if r[k] is None else f"{r[k]:.2f}%" for k in ("uptime_24h", "uptime_7d", "uptime_30d")),
-        r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
-    ]
-    # Text, not str: names and titles are shown as written, never read as rich markup.
-    return [c if isinstance(c, Text) else Text("-" if c is None else c) for c in cells]
-
-
-def status_table(rows: list[list[Text]], narrow: bool) -> Table:
-    """Names and incident titles wrap to fit the terminal (rich narrows wrapping columns first);
-    components, statuses and figures never do."""
-    names = [] if narrow else [Column("name")]
-    table = Table(
-        Column("component", no_wrap=True),
-        *names,
-        Column("status", no_wrap=True),
-        *(Column(name, justify="right", no_wrap=True) for name in ("checked", "response", "up 24h", "up 7d", "up 30d")),
-        Column("incident" if narrow else "open incident"),
-        box=None,
-        pad_edge=False,
-        padding=(0, 1),
-        collapse_padding=True,
-        header_style="bold",
-    )
-    for row in rows:
-        table.add_row(*row)
-    return table
 
 
 def print_whole(table: Table) -> None:
@@ -228,22 +174,6 @@ def print_whole(table: Table) -> None:
 def natural_width(table: Table) -> int:
     """The width the table takes when nothing is cut."""
     return console.measure(table, options=console.options.update_width(100_000)).maximum
-
-
-def status_text(row: dict[str, Any]) -> Text:
-    """The status, colored on a terminal; dim when it says nothing (never checked, or paused)."""
-    never_checked = row["last_checked_at"] is None and row["status"] == OPERATIONAL  # the default of a new component
-    style = "dim" if never_checked or row["paused"] else STATUS_STYLES.get(row["status"], "dim")
-    return Text(row["status"] + (" (paused)" if row["paused"] else ""), style=style)
-
-
-def ago(when: datetime, now: datetime) -> str:
-    """``12s ago``, ``5m ago``, ``3h ago``, ``2d ago``."""
-    seconds = max(0, int((now - when).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
 
 
 @main.group()

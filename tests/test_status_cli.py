@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pulse.cli import ago, status_text
 from pulse.models import Component, Incident, Organization, UptimeCheck, utcnow
 from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
+from pulse.status_table import ago, status_text
 from pulse.uptime import overview
 from tests.support.cli import pulse
 

@@ -173,15 +173,18 @@ def start_scheduler_loop(settings: Settings) -> None:
 
 
 def run_demo(settings: Settings, threads: int) -> int:
-    for name in run_migrations(settings):
-        console.print(f"applied {name}")
     target = Target(secrets.token_urlsafe(16))
     threading.Thread(target=target.serve_forever, name="demo-target", daemon=True).start()
     try:
+        for name in run_migrations(settings):
+            console.print(f"applied {name}")
         os.environ.update(PULSE_DEMO_TARGET=target.url, PULSE_DEMO_SECRET=target.secret)
         text = files("pulse").joinpath("demo.yaml").read_text(encoding="utf-8")
         configfile.apply(configfile.load(text))
         feed = Feed()
+        # The workers' JSON logs would drown the story: warnings only, unless asked for.
+        level = os.environ.get("PULSE_LOG_LEVEL", "WARNING")
+        env = {**os.environ, "PULSE_LOG_LEVEL": level}
         start_scheduler_loop(settings)
         console.print(
             f"[bold]Pulse demo[/]: target and webhook receiver on {target.url}\n"
@@ -189,12 +192,12 @@ def run_demo(settings: Settings, threads: int) -> int:
             f"  api      {target.url}/api/health  down {DOWN_FOR:.0f} s of every {CYCLE:.0f} s,"
             f" from {DOWN_AT:.0f} s after the start\n"
             f"  search   {target.url}/search      answers in {SLOW_S} s, over its 500 ms condition\n"
-            "Checks every 15 s; the configuration is pulse/demo.yaml. Workers log warnings and errors only.\n"
+            f"Checks every 15 s; the configuration is pulse/demo.yaml. Workers log at {level} and above.\n"
             "[bold]Ctrl-C[/] stops everything.\n"
         )
-        # The workers' JSON logs would drown the story: warnings only, unless asked for.
-        env = {**os.environ, "PULSE_LOG_LEVEL": os.environ.get("PULSE_LOG_LEVEL", "WARNING")}
         code = run.run(1, threads, env=env, watch=feed)
+    except KeyboardInterrupt:  # Ctrl-C before the workers started
+        code = 130
     finally:
         target.shutdown()
         target.server_close()

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from prometheus_client.parser import text_string_to_metric_families
 
 from pulse.config import get_settings
 from pulse.rabbitmq import MAX_PRIORITY, QUEUES, dq, xq
+from tests.support.wait import wait_for
 
 DOCKER = Path(__file__).resolve().parent.parent / "docker"
 PROMETHEUS = DOCKER / "prometheus"
@@ -166,6 +168,28 @@ def test_the_dead_letter_policy_caps_only_the_xqs():
         assert pattern.search(xq(queue)), xq(queue)
         assert not pattern.search(queue), queue
         assert not pattern.search(dq(queue)), dq(queue)
+
+
+def test_rabbitmq_applies_the_dead_letter_policy_to_the_queues_a_worker_declares(workers, settings):
+    (policy,) = json.loads(DEFINITIONS.read_text())["policies"]
+    api = f"{settings.rabbitmq_api_url.rstrip('/')}/api"
+    vhost = requests.utils.quote(settings.vhost, safe="")
+    body = {key: policy[key] for key in ("pattern", "definition", "priority", "apply-to")}
+    requests.put(f"{api}/policies/{vhost}/{policy['name']}", json=body, timeout=10).raise_for_status()
+    try:
+        workers("--queues", "uptime")  # declares all six queues with their .DQ and .XQ
+
+        def policies():
+            response = requests.get(f"{api}/queues/{vhost}", params={"columns": "name,policy"}, timeout=10)
+            found = {q["name"]: q.get("policy") or None for q in response.json()}
+            return found if all(found.get(xq(queue)) for queue in QUEUES) else None
+
+        applied = wait_for(policies, "the policy on every .XQ", timeout=30, every=0.5)
+        for queue in QUEUES:
+            assert applied[xq(queue)] == policy["name"]
+            assert applied[queue] is None and applied[dq(queue)] is None, queue
+    finally:
+        requests.delete(f"{api}/policies/{vhost}/{policy['name']}", timeout=10).raise_for_status()
 
 
 def test_no_policy_contradicts_the_queue_arguments_dramatiq_declares():

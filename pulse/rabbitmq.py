@@ -70,9 +70,15 @@ class QueueCounts:
 
 
 @contextlib.contextmanager
-def channel(settings: Settings) -> Iterator[pika.adapters.blocking_connection.BlockingChannel]:
-    """A short-lived channel on its own connection."""
-    connection = pika.BlockingConnection(pika.URLParameters(amqp_url(settings.broker_url)))
+def channel(
+    settings: Settings, *, attempts: int | None = None
+) -> Iterator[pika.adapters.blocking_connection.BlockingChannel]:
+    """A short-lived channel on its own connection. ``attempts``: connection attempts, instead of
+    the URL's (3 by default); 1 for an answer within one socket timeout (a scrape, a health check)."""
+    parameters = pika.URLParameters(amqp_url(settings.broker_url))
+    if attempts is not None:
+        parameters.connection_attempts = attempts
+    connection = pika.BlockingConnection(parameters)
     try:
         yield connection.channel()
     finally:
@@ -80,10 +86,10 @@ def channel(settings: Settings) -> Iterator[pika.adapters.blocking_connection.Bl
             connection.close()
 
 
-def ready_counts(settings: Settings, names: Iterable[str]) -> dict[str, int | None]:
+def ready_counts(settings: Settings, names: Iterable[str], *, attempts: int | None = None) -> dict[str, int | None]:
     """Ready messages per queue (None for a queue that does not exist), exact, over AMQP."""
     counts: dict[str, int | None] = {}
-    with channel(settings) as ch:
+    with channel(settings, attempts=attempts) as ch:
         for name in names:
             try:
                 counts[name] = ch.queue_declare(name, passive=True).method.message_count

@@ -6,12 +6,15 @@ import logging
 import time
 
 import dramatiq
+import pika
 import pytest
 from dramatiq.middleware import MiddlewareError
 
 from pulse import logging as pulse_logging
+from pulse import rabbitmq
 from pulse.db import db
 from pulse.errors import PermanentError, TransientError
+from pulse.middleware import metrics
 from pulse.middleware.retries import MAX_BACKOFF
 from pulse.middleware.time_limit import TimeLimit
 from pulse.models import FailedMessage, Organization
@@ -192,3 +195,24 @@ def test_the_dead_letter_log_line_names_the_job(stub_broker, stub_worker, json_l
     assert line["level"] == "ERROR"
     assert (line["worker"], line["jobId"]) == ("cleanup", message.message_id)
     assert "dead-lettered after 1 attempt(s): PermanentError" in line["msg"]
+
+
+def test_a_scrape_with_rabbitmq_unreachable_answers_broker_down_after_one_attempt(settings, monkeypatch):
+    connecting = []
+
+    def refuse(parameters):
+        connecting.append(parameters.connection_attempts)
+        raise pika.exceptions.AMQPConnectionError("refused")
+
+    monkeypatch.setattr(pika, "BlockingConnection", refuse)
+    families = {family.name: family for family in metrics.QueueDepth(settings).collect()}
+    assert set(families) == {"worker_broker_up"}  # no depth at all rather than a false 0
+    assert [sample.value for sample in families["worker_broker_up"].samples] == [0]
+    assert connecting == [1]
+
+
+def test_a_scrape_reads_each_queue_and_dead_letter_queue(settings, rabbit):
+    families = {family.name: family for family in metrics.QueueDepth(settings).collect()}
+    assert [sample.value for sample in families["worker_broker_up"].samples] == [1]
+    assert {s.labels["queue_name"] for s in families["worker_queue_depth"].samples} == set(rabbitmq.QUEUES)
+    assert {s.labels["queue_name"] for s in families["worker_dead_letters"].samples} == set(rabbitmq.QUEUES)

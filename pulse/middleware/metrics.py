@@ -195,7 +195,9 @@ class QueueDepth:
 
         up = GaugeMetricFamily("worker_broker_up", "1 if RabbitMQ answered the last scrape.")
         try:
-            counts = ready_counts(self.settings, [n for q in QUEUES for n in (q, xq(q))])
+            # One connection attempt: the scrape answers within a socket timeout (5 s), well inside
+            # Prometheus's scrape timeout, even when RabbitMQ's host does not answer at all.
+            counts = ready_counts(self.settings, [n for q in QUEUES for n in (q, xq(q))], attempts=1)
         except Exception as e:  # noqa: BLE001 - a scrape must answer, with the broker marked down
             logger.warning("Could not read queue depths: %s", type(e).__name__)
             up.add_metric([], 0)

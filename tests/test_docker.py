@@ -254,7 +254,7 @@ succeeding = dramatiq.Message(queue_name="uptime", actor_name="check", args=(), 
 middleware.before_process_message(None, succeeding)
 middleware.after_process_message(None, succeeding)
 
-rabbitmq.ready_counts = lambda settings, names: {name: 3 for name in names}
+rabbitmq.ready_counts = lambda settings, names, **options: {name: 3 for name in names}
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 

@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 
 from pulse.db import db
-from pulse.models import Event, FailedMessage, NotificationChannel, UptimeCheck, utcnow
+from pulse.models import Event, FailedMessage, UptimeCheck, utcnow
+from tests.support.channels import webhook_channel
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
 
@@ -39,12 +40,7 @@ def test_workers_and_scheduler_ride_out_a_postgres_restart(make_component, targe
         make_component(target, key=f"c{i}", interval_seconds=15, failure_threshold=1) for i in range(COMPONENTS)
     ]
     with Vendors() as vendors:
-        NotificationChannel.create(
-            organization=components[0].organization,
-            key="hook",
-            type="webhook",
-            settings={"url": vendors.webhook_receiver()},
-        )
+        webhook_channel(components[0].organization, vendors)
         worker = workers(threads=4)
         scheduler = schedulers()
         wait_for(lambda: UptimeCheck.select().count() >= COMPONENTS, "the first checks", timeout=45)

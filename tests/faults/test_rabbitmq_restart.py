@@ -16,8 +16,9 @@ import requests
 
 from pulse import events
 from pulse.db import db
-from pulse.models import Event, Notification, NotificationChannel, UptimeCheck, utcnow
+from pulse.models import Event, Notification, UptimeCheck, utcnow
 from pulse.models.event import STATUS_CHANGED
+from tests.support.channels import webhook_channel
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
 
@@ -47,9 +48,7 @@ def test_workers_and_scheduler_reconnect_and_nothing_is_lost(
     components = [make_component(target, key=f"c{i}", interval_seconds=15) for i in range(5)]
     organization = components[0].organization
     with Vendors() as vendors:
-        NotificationChannel.create(
-            organization=organization, key="hook", type="webhook", settings={"url": vendors.webhook_receiver()}
-        )
+        webhook_channel(organization, vendors)
         worker = workers(threads=4)
         scheduler = schedulers()
         wait_for(lambda: UptimeCheck.select().count() >= len(components), "the first checks", timeout=30)

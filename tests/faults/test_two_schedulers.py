@@ -11,8 +11,9 @@ from datetime import timedelta
 
 import pytest
 
-from pulse.models import Event, NotificationChannel, UptimeCheck
+from pulse.models import Event, UptimeCheck
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
+from tests.support.channels import webhook_channel
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
 
@@ -27,12 +28,7 @@ def ticks(scheduler):
 def test_two_schedulers_double_no_check_and_no_event(make_component, target, workers, schedulers):
     components = [make_component(target, key=f"c{i}", interval_seconds=15) for i in range(COMPONENTS)]
     with Vendors() as vendors:
-        NotificationChannel.create(
-            organization=components[0].organization,
-            key="hook",
-            type="webhook",
-            settings={"url": vendors.webhook_receiver()},
-        )
+        webhook_channel(components[0].organization, vendors)
         workers(threads=4)
         both = [schedulers(), schedulers()]
         wait_for(lambda: UptimeCheck.select().count() >= 2 * COMPONENTS, "two rounds of checks", timeout=60)

@@ -7,7 +7,9 @@ It reads the settings, sets up JSON logs, the database and the broker, then impo
 (`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line.
 """
 
-from pulse.config import get_settings
+import logging
+
+from pulse.config import get_settings, renamed_in_use
 from pulse.errors import ConfigError
 
 try:
@@ -20,6 +22,8 @@ from pulse.broker import setup_broker
 from pulse.db import setup_database
 
 pulse_logging.configure(settings.log_level)
+for warning in renamed_in_use():
+    logging.getLogger(__name__).warning("%s", warning)
 setup_database(settings)
 broker = setup_broker(settings)
 

@@ -18,6 +18,11 @@ from pulse.errors import ConfigError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SECRETS = frozenset({"resend_api_key", "twilio_auth_token", "vapid_private_key"})
+#: Settings that were renamed: the old variable still works when the new one is not set.
+RENAMED = {
+    "PULSE_ALLOW_PRIVATE_TARGETS": "PULSE_CHECK_ALLOW_PRIVATE",
+    "PULSE_ALLOW_LINK_LOCAL_TARGETS": "PULSE_CHECK_ALLOW_LINK_LOCAL",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,9 +37,9 @@ class Settings:
     max_retries: retries of a transiently failing message before it is dead-lettered.
     time_limit: default time limit of an actor, in seconds.
     heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
-    check_allow_private: uptime checks may reach private and loopback addresses (self-hosting).
-    check_allow_link_local: uptime checks may reach link-local and cloud-metadata addresses.
-      Both also apply to notification deliveries (webhooks, Slack, Discord, Teams, Web Push).
+    allow_private_targets: outgoing requests (uptime checks, and notification deliveries to
+      webhooks, Slack, Discord, Teams and Web Push) may reach private and loopback addresses.
+    allow_link_local_targets: they may reach link-local and cloud-metadata addresses.
     notify_timeout: seconds for one notification delivery (connect, send, answer).
     public_url: the status page's address; notifications link to it.
     email_from: the sender of notification emails, e.g. ``Pulse <alerts@example.com>``.
@@ -57,9 +62,9 @@ class Settings:
     max_retries: int = 3
     time_limit: int = 300
     heartbeat_max_age: int = 180
-    check_allow_private: bool = True
-    check_allow_link_local: bool = False
-    notify_timeout: int = 10
+    allow_private_targets: bool = True
+    allow_link_local_targets: bool = False
+    notify_timeout: float = 10.0
     public_url: str = ""
     email_from: str = ""
     resend_api_key: str = ""
@@ -83,6 +88,8 @@ class Settings:
         errors: list[str] = []
         for field in dataclasses.fields(cls):
             name = "PULSE_" + field.name.upper()
+            if not env.get(name, "").strip() and env.get(RENAMED.get(name, ""), "").strip():
+                name = RENAMED[name]
             raw = env.get(name, "").strip()
             if not raw:
                 continue
@@ -114,6 +121,16 @@ class Settings:
             for v in [getattr(self, f.name)]
         }
         return "Settings(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
+
+
+def renamed_in_use(env: Mapping[str, str] | None = None) -> list[str]:
+    """One warning line for each renamed setting still set under its old name."""
+    env = os.environ if env is None else env
+    return [
+        f"{old} is now called {new}: {'it is ignored, as ' + new + ' is set' if env.get(new) else 'rename it'}"
+        for new, old in RENAMED.items()
+        if env.get(old, "").strip()
+    ]
 
 
 def redact(url: str) -> str:
@@ -177,6 +194,19 @@ def _int(low: int, high: int, what: str) -> Callable[[str], int]:
     return parse
 
 
+def _seconds(low: float, high: float, what: str) -> Callable[[str], float]:
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a number of seconds") from None
+        if not low <= value <= high:
+            raise ValueError(f"{what} must be between {low:g} and {high:g} seconds, not {value:g}")
+        return value
+
+    return parse
+
+
 def _bool(raw: str) -> bool:
     value = raw.lower()
     if value in ("1", "true", "yes", "on"):
@@ -203,9 +233,9 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
     "time_limit": _int(1, 1500, "the time limit in seconds"),
     "heartbeat_max_age": _int(60, 86400, "the heartbeat age in seconds"),
-    "check_allow_private": _bool,
-    "check_allow_link_local": _bool,
-    "notify_timeout": _int(1, 120, "the timeout in seconds"),
+    "allow_private_targets": _bool,
+    "allow_link_local_targets": _bool,
+    "notify_timeout": _seconds(0.1, 120, "the timeout"),
     "public_url": _url(("http", "https"), "https://status.example.com"),
     "email_from": str,
     "resend_api_key": str,

@@ -8,7 +8,7 @@ message, so a message can be requeued even after the ``.XQ`` dropped it (after 7
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import dramatiq
@@ -18,7 +18,6 @@ from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.db import db
 from pulse.models import FailedMessage, utcnow
-from pulse.progress import Advance, nothing
 
 MAX_TEXT = 20_000  # characters kept of an error message or traceback
 
@@ -68,6 +67,17 @@ def _storable(value: Any) -> Any:
     return value
 
 
+def find(message: str) -> FailedMessage:
+    """A dead message by its id in `pending` or its message id; LookupError says what is wrong."""
+    query = FailedMessage.message_id == message
+    if message.isdigit():
+        query |= FailedMessage.id == int(message)
+    row = FailedMessage.get_or_none(query)
+    if row is None:
+        raise LookupError(f"no dead message {message!r} (see `pulse dlq list`)")
+    return row
+
+
 def pending(queue_name: str | None = None, limit: int | None = None) -> list[FailedMessage]:
     """Dead messages not requeued since they last failed, newest first."""
     query = FailedMessage.select().where(FailedMessage.requeued_at.is_null()).order_by(FailedMessage.failed_at.desc())
@@ -79,7 +89,11 @@ def pending(queue_name: str | None = None, limit: int | None = None) -> list[Fai
 
 
 def requeue(
-    settings: Settings, broker: dramatiq.Broker, rows: Iterable[FailedMessage], *, advance: Advance = nothing
+    settings: Settings,
+    broker: dramatiq.Broker,
+    rows: Iterable[FailedMessage],
+    *,
+    advance: Callable[[int], object] | None = None,
 ) -> int:
     """Send dead messages back to their queues for a fresh set of attempts. Returns how many;
     ``advance(1)`` is called after each row.
@@ -106,7 +120,8 @@ def requeue(
             if claimed:
                 broker.enqueue(as_message(row))
                 sent += 1
-        advance(1)
+        if advance is not None:
+            advance(1)
     return sent
 
 

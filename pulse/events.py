@@ -19,6 +19,7 @@ logger = logging.getLogger(__name__)
 
 QUEUE, ACTOR = "notifications", "broadcast"
 SWEEP_AFTER = timedelta(seconds=30)  # an event unsent this long is the sweep's
+URGENT = frozenset({INCIDENT_OPENED})  # their broadcasts and deliveries go ahead of routine ones
 
 
 def emit(kind: str, organization_id: int, payload: dict[str, Any], **links: int | None) -> int:
@@ -26,10 +27,18 @@ def emit(kind: str, organization_id: int, payload: dict[str, Any], **links: int 
     return Event.insert(organization=organization_id, type=kind, payload=payload, **links).execute()
 
 
+def priority(kind: str) -> int:
+    """The RabbitMQ priority of the messages about an event of type ``kind``."""
+    return PRIORITY_URGENT if kind in URGENT else PRIORITY_ROUTINE
+
+
 def message(event: Event) -> dramatiq.Message:
-    priority = PRIORITY_URGENT if event.type == INCIDENT_OPENED else PRIORITY_ROUTINE
     return dramatiq.Message(
-        queue_name=QUEUE, actor_name=ACTOR, args=(event.id,), kwargs={}, options={"broker_priority": priority}
+        queue_name=QUEUE,
+        actor_name=ACTOR,
+        args=(event.id,),
+        kwargs={},
+        options={"broker_priority": priority(event.type)},
     )
 
 

@@ -1,4 +1,4 @@
-"""`pulse health`: is the broker reachable, the database migrated, the scheduler ticking?"""
+"""`pulse health`: three probes. Is the broker reachable, the database migrated, the scheduler ticking?"""
 
 from __future__ import annotations
 
@@ -13,18 +13,18 @@ from pulse.models.heartbeat import SCHEDULER
 
 
 @dataclasses.dataclass
-class Check:
+class Probe:
     name: str
     ok: bool
     detail: str
 
 
-def check_broker(settings: Settings) -> str:
+def probe_broker(settings: Settings) -> str:
     with rabbitmq.channel(settings, attempts=1):  # within the container HEALTHCHECK's 10 s
         return "RabbitMQ answered"
 
 
-def check_database(settings: Settings) -> str:
+def probe_database(settings: Settings) -> str:
     db.execute_sql("SELECT 1")
     pending = pending_migrations(settings)
     if pending:
@@ -32,7 +32,7 @@ def check_database(settings: Settings) -> str:
     return "PostgreSQL answered, schema up to date"
 
 
-def check_scheduler(settings: Settings) -> str:
+def probe_scheduler(settings: Settings) -> str:
     row = Heartbeat.get_or_none(Heartbeat.name == SCHEDULER)
     if row is None:
         raise RuntimeError("no scheduler heartbeat yet: is `periodiq pulse.actors` running, and a worker on 'cleanup'?")
@@ -45,21 +45,22 @@ def check_scheduler(settings: Settings) -> str:
     return f"last heartbeat {age:.0f} s ago"
 
 
-CHECKS: dict[str, Callable[[Settings], str]] = {
-    "broker": check_broker,
-    "database": check_database,
-    "scheduler": check_scheduler,
+PROBES: dict[str, Callable[[Settings], str]] = {
+    "broker": probe_broker,
+    "database": probe_database,
+    "scheduler": probe_scheduler,
 }
 
 
-def run_checks(settings: Settings) -> list[Check]:
-    results: list[Check] = []
-    for name, check in CHECKS.items():
+def probe_all(settings: Settings) -> list[Probe]:
+    """Every probe's answer, in order; the scheduler's is unknown when the database is down."""
+    results: list[Probe] = []
+    for name, probe in PROBES.items():
         if name == "scheduler" and not results[-1].ok:
-            results.append(Check(name, False, "unknown: the database is not available"))
+            results.append(Probe(name, False, "unknown: the database is not available"))
             continue
         try:
-            results.append(Check(name, True, check(settings)))
+            results.append(Probe(name, True, probe(settings)))
         except Exception as e:  # noqa: BLE001 - every failure is a reason to report
-            results.append(Check(name, False, str(e) or type(e).__name__))
+            results.append(Probe(name, False, str(e) or type(e).__name__))
     return results

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from pulse.channels import discord, email, push, slack, sms, teams, webhook
-from pulse.channels.notice import CRITICAL, INFO, RESOLVED, WARNING, Notice
-from pulse.channels.text import (
+from pulse.notifications.channels import discord, email, push, slack, sms, teams, webhook
+from pulse.notifications.channels.notice import CRITICAL, INFO, RESOLVED, WARNING, Notice
+from pulse.notifications.channels.text import (
     COLORS,
     STATUS_NAMES,
     fit,

@@ -6,9 +6,10 @@ from unittest import mock
 
 import pytest
 
-from pulse import conditions
-from pulse.conditions import ConditionError, Response, evaluate, extract, parse, parse_path
 from pulse.errors import ConfigError
+from pulse.net import Response
+from pulse.uptime import conditions
+from pulse.uptime.conditions import ConditionError, evaluate, extract, parse, parse_path
 
 HOUR = 3_600_000  # milliseconds
 DAY = 24 * HOUR
@@ -446,7 +447,7 @@ def test_parsing_is_cached_by_text():
 def test_the_body_is_parsed_as_json_once_per_response():
     response = Response(status=200, body=b'{"status": "UP", "items": [1, 2], "db": {"latency_ms": 12}}')
     texts = ["[BODY].status == UP", "len([BODY].items) == 2", "has([BODY].db) == true", "[BODY].db.latency_ms < 50"]
-    with mock.patch("pulse.conditions.json.loads", wraps=json.loads) as loads:
+    with mock.patch("pulse.uptime.conditions.json.loads", wraps=json.loads) as loads:
         results = [evaluate(parse(text), response) for text in texts]
         assert extract("[BODY].db.latency_ms", response) == 12
     assert all(result.success for result in results)
@@ -463,7 +464,7 @@ def test_the_cache_does_not_change_what_a_response_equals():
 
 def test_a_non_json_body_is_only_decoded_for_paths():
     response = Response(status=200, body=b"<html>")
-    with mock.patch("pulse.conditions.json.loads", wraps=json.loads) as loads:
+    with mock.patch("pulse.uptime.conditions.json.loads", wraps=json.loads) as loads:
         assert evaluate(parse("[STATUS] == 200"), response).success
         assert evaluate(parse("[BODY] == pat(<html*)"), response).success
         assert evaluate(parse("len([BODY]) == 6"), response).success

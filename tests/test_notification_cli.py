@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from pulse import delivery
 from pulse.models import Event, Notification, NotificationChannel, Organization
 from pulse.models.event import STATUS_CHANGED
+from pulse.notifications import delivery
 from tests.support.vendors import Fail, Vendors
 from tests.test_uptime_cli import pulse
 

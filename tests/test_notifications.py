@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 import pytest
 from py_vapid import Vapid
 
-from pulse import delivery
-from pulse.channels import transport, webhook
-from pulse.channels.notice import CRITICAL
-from pulse.channels.text import COLORS
-from pulse.delivery import Defer
 from pulse.errors import PermanentError, TransientError
 from pulse.models import Event, Notification, NotificationChannel, Organization, Subscriber
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
+from pulse.notifications import delivery
+from pulse.notifications.channels import webhook
+from pulse.notifications.channels.notice import CRITICAL
+from pulse.notifications.channels.text import COLORS
+from pulse.notifications.delivery import Defer
 from tests.support.vendors import Fail, Hang, Vendors
 
 SINCE = "2026-12-01T14:03:00+00:00"
@@ -220,8 +220,8 @@ def test_email_through_resend_carries_the_idempotency_key(acme, vendors, config)
     assert done.status == "sent" and done.reference  # Resend's id
 
 
-def test_a_resend_after_a_lost_answer_is_not_a_second_email(acme, vendors, config, monkeypatch):
-    monkeypatch.setattr(transport, "TIMEOUT_S", 0.5)
+def test_a_resend_after_a_lost_answer_is_not_a_second_email(acme, vendors, config):
+    config = dataclasses.replace(config, notify_timeout=0.5)
     notification_id = one_notification(acme, "email", {"to": ["ops@acme.example"]})
     deliver(notification_id, config)
     Notification.update(status="pending").where(Notification.id == notification_id).execute()  # as if unrecorded
@@ -327,8 +327,8 @@ def test_it_handles_500_as_transient(acme, vendors, config):
     assert (failed.status, failed.attempts, failed.last_error) == ("pending", 1, "Slack answered 500: rollup_error")
 
 
-def test_it_handles_a_timeout_as_transient(acme, vendors, config, monkeypatch):
-    monkeypatch.setattr(transport, "TIMEOUT_S", 0.3)
+def test_it_handles_a_timeout_as_transient(acme, vendors, config):
+    config = dataclasses.replace(config, notify_timeout=0.3)
     notification_id = one_notification(acme, "teams", {"url": vendors.teams_workflow()})
     vendors.script("teams", Hang())
 
@@ -525,8 +525,8 @@ def test_every_channel_retries_a_server_error(kind, acme, vendors, config):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_channel_times_out(kind, acme, vendors, config, monkeypatch):
-    monkeypatch.setattr(transport, "TIMEOUT_S", 0.3)  # SMTP's too
+def test_every_channel_times_out(kind, acme, vendors, config):
+    config = dataclasses.replace(config, notify_timeout=0.3)  # SMTP's too
     notification_id, settings = setup(kind, acme, vendors, config)
     vendors.script(kind, Hang())
 

@@ -10,8 +10,8 @@ import threading
 from rich.console import Console
 
 from pulse import deadletters
+from pulse.cli.progress import shown
 from pulse.models import FailedMessage
-from pulse.progress import shown
 from tests.support.env import ENV
 from tests.support.worker import ROOT
 

@@ -1,6 +1,7 @@
 import pytest
 
-from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, State, observed, transition
+from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, State, transition
+from pulse.uptime.check import observed
 
 O, D, M, W = OPERATIONAL, DEGRADED, MAJOR_OUTAGE, MAINTENANCE  # noqa: E741 - a table reads better
 

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from pulse.cli.status import ago, status_text
+from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 from pulse.models import Component, Incident, Organization, UptimeCheck, utcnow
-from pulse.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
-from pulse.status_table import ago, status_text
-from pulse.uptime import overview
+from pulse.uptime.overview import overview
 from tests.support.cli import pulse
 
 HOUR = timedelta(hours=1)

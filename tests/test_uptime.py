@@ -5,9 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from actors.uptime import check
-from pulse import events, rabbitmq, scheduling, uptime
+from pulse import events, rabbitmq
 from pulse.db import db
-from pulse.http import AddressPolicy
 from pulse.models import (
     Component,
     Event,
@@ -20,6 +19,10 @@ from pulse.models import (
     utcnow,
 )
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+from pulse.net import AddressPolicy
+from pulse.uptime import record
+from pulse.uptime import schedule as scheduling
+from pulse.uptime.check import run
 from tests.conftest import HEALTHY
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -36,8 +39,8 @@ def run_check(component, n):
 
 def check_now(component):
     """Run a check of the component without recording it."""
-    loaded = uptime.load(component.id, utcnow())
-    return uptime.run(loaded.target, loaded.conditions, loaded.extract, AddressPolicy())
+    loaded = record.load(component.id, utcnow())
+    return run(loaded.request, loaded.conditions, loaded.extract, AddressPolicy())
 
 
 def notifications_ready(settings):
@@ -76,7 +79,7 @@ def test_a_redelivered_check_does_nothing_twice(make_component, target):
     run_check(component, 0)  # the same message again
     assert len(target.received) == 1  # the actor saw the slot recorded and did not check again
     outcome = check_now(component)
-    assert uptime.record(component.id, slot(0), outcome) == []  # nor would the recording apply twice
+    assert record.record(component.id, slot(0), outcome) == []  # nor would the recording apply twice
 
     assert UptimeCheck.select().count() == 1
     assert Incident.select().count() == 1 and Event.select().count() == 2
@@ -185,7 +188,7 @@ def test_two_checks_finishing_together_apply_the_change_once(make_component, tar
     def finish(n):
         start.wait()
         try:
-            return uptime.record(component.id, slot(n), outcome)
+            return record.record(component.id, slot(n), outcome)
         finally:
             db.close()
 
@@ -257,11 +260,11 @@ def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, tar
 
 def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target):
     component = make_component(target)
-    first, second = uptime.load(component.id, slot(0)), uptime.load(component.id, slot(0))
-    outcome = uptime.run(first.target, first.conditions, first.extract, AddressPolicy())
+    first, second = record.load(component.id, slot(0)), record.load(component.id, slot(0))
+    outcome = run(first.request, first.conditions, first.extract, AddressPolicy())
 
-    assert uptime.save(first, slot(0), outcome) == []
-    assert uptime.save(second, slot(0), outcome) == []  # its guard sees the first: nothing applied
+    assert record.save(first, slot(0), outcome) == []
+    assert record.save(second, slot(0), outcome) == []  # its guard sees the first: nothing applied
 
     assert UptimeCheck.select().count() == 1
     assert Component.get_by_id(component.id).consecutive_successes == 1
@@ -269,11 +272,11 @@ def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target)
 
 def test_a_check_loaded_before_another_finished_still_counts(make_component, target):
     component = make_component(target)
-    stale = uptime.load(component.id, slot(1))
+    stale = record.load(component.id, slot(1))
     run_check(component, 0)  # another check applies meanwhile
-    outcome = uptime.run(stale.target, stale.conditions, stale.extract, AddressPolicy())
+    outcome = run(stale.request, stale.conditions, stale.extract, AddressPolicy())
 
-    uptime.save(stale, slot(1), outcome)  # its guard fails; the locked path applies it
+    record.save(stale, slot(1), outcome)  # its guard fails; the locked path applies it
 
     after = Component.get_by_id(component.id)
     assert (after.consecutive_successes, after.last_checked_at) == (2, slot(1))

@@ -50,3 +50,12 @@ class Retries(dramatiq.middleware.Retries):
             message.fail()
             return
         super().after_process_message(broker, message, result=result, exception=exception)
+
+
+def last_attempt(broker: dramatiq.Broker, message: Any) -> bool:
+    """Whether this attempt of ``message`` is its last: if it fails transiently, the `Retries`
+    middleware dead-letters it rather than retry it (the same rule, read where it is applied)."""
+    retries = next(m for m in broker.middleware if isinstance(m, dramatiq.middleware.Retries))
+    actor = broker.get_actor(message.actor_name)
+    max_retries = message.options.get("max_retries", actor.options.get("max_retries", retries.max_retries))
+    return max_retries is not None and message.options.get("retries", 0) >= max_retries

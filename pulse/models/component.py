@@ -3,9 +3,6 @@ from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, Integ
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.organization import Organization
 
-TYPES = ("ENDPOINT", "METRIC", "SERVICE")
-STATUSES = ("OPERATIONAL", "DEGRADED_PERFORMANCE", "PARTIAL_OUTAGE", "MAJOR_OUTAGE", "UNDER_MAINTENANCE")
-
 
 class Component(BaseModel):
     """Something whose status a status page shows; an ENDPOINT is checked over HTTP.

@@ -4,7 +4,8 @@ from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.component import Component
 from pulse.models.organization import Organization
 
-STATUSES = ("INVESTIGATING", "IDENTIFIED", "MONITORING", "RESOLVED")
+# The stages of an incident, as a status page shows them.
+INVESTIGATING, IDENTIFIED, MONITORING, RESOLVED = "INVESTIGATING", "IDENTIFIED", "MONITORING", "RESOLVED"
 
 
 class Incident(BaseModel):
@@ -19,7 +20,7 @@ class Incident(BaseModel):
     organization_id: int  # the raw ids peewee also exposes, without loading the rows
     component_id: int | None
     title = CharField(max_length=300)
-    status = CharField(max_length=16, default="INVESTIGATING")
+    status = CharField(max_length=16, default=INVESTIGATING)
     impact = CharField(max_length=32, default="MAJOR_OUTAGE")
     automatic = BooleanField(default=False)
     started_at = DateTimeTZField(default=utcnow)

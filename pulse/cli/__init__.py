@@ -1,0 +1,42 @@
+"""`pulse`: the operator's command line, one module per command group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+import peewee
+import pika.exceptions
+import psycopg
+
+from pulse.cli import apply, check, dlq, notifications, ops, run, status
+from pulse.cli.output import fail, first_line
+from pulse.config import get_settings, redact, renamed_in_use
+from pulse.errors import ConfigError
+
+
+class PulseGroup(click.Group):
+    """Turns the failures an operator can meet into one line and an exit code, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        for warning in renamed_in_use():
+            click.echo(f"pulse: warning: {warning}", err=True)
+        try:
+            return super().invoke(ctx)
+        except ConfigError as e:
+            fail(str(e), code=2)
+        except (peewee.OperationalError, peewee.InterfaceError, psycopg.OperationalError) as e:
+            fail(f"database unavailable at {redact(get_settings().database_url)}: {first_line(e)}")
+        except pika.exceptions.AMQPError as e:
+            fail(f"RabbitMQ unavailable at {redact(get_settings().broker_url)}: {first_line(e) or type(e).__name__}")
+
+
+@click.group(cls=PulseGroup)
+@click.version_option(package_name="pulse-workers")
+def main() -> None:
+    """Operate Pulse: database, queues, dead letters, health."""
+
+
+for module in (ops, run, apply, status, check, notifications, dlq):
+    for command in module.COMMANDS:
+        main.add_command(command)

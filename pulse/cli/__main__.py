@@ -1,0 +1,3 @@
+from pulse.cli import main
+
+main()

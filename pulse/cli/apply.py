@@ -1,0 +1,45 @@
+"""`pulse apply -f FILE`: organizations, components, channels and subscribers from a file."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from pulse.cli.output import settings
+from pulse.errors import ConfigError
+
+
+@click.command("apply")
+@click.option("-f", "--file", "path", type=click.File("r", encoding="utf-8"), required=True, help="YAML file.")
+@click.option("--prune", is_flag=True, help="Also delete what the file does not name.")
+def apply_file(path: Any, prune: bool) -> None:
+    """Declare organizations, components, channels and subscribers from a file: all of it, or nothing."""
+    from pulse import configfile
+    from pulse.cli.progress import shown
+
+    try:
+        with shown(f"reading {path.name}"):
+            config = configfile.load(path.read())
+    except ConfigError as e:
+        click.echo(f"pulse: {path.name} is not valid, nothing was changed:", err=True)
+        for line in str(e).splitlines():
+            click.echo(f"  {line}", err=True)
+        sys.exit(2)
+    settings()
+    with shown("applying", configfile.steps(config)) as advance:
+        report = configfile.apply(config, prune=prune, advance=advance)
+    click.echo(
+        f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
+        f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
+        + (
+            f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s), "
+            f"{report.channels_deleted} channel(s), {report.subscribers_deleted} subscriber(s)"
+            if prune
+            else ""
+        )
+    )
+
+
+COMMANDS = [apply_file]

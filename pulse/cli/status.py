@@ -1,0 +1,107 @@
+"""`pulse status`: each component's status (colored on a terminal), last check, response time,
+uptime over 24 hours, 7 and 30 days, and open incident."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.table import Column, Table
+from rich.text import Text
+
+from pulse.cli.output import console, fail, natural_width, print_json, print_whole, settings
+from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
+
+
+@click.command()
+@click.argument("organization", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(organization: str | None, as_json: bool) -> None:
+    """Each component (of ORGANIZATION, a slug, if given): status, last check, last response time,
+    uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
+    open incident."""
+    from pulse.models import utcnow
+    from pulse.uptime.overview import overview
+
+    settings()
+    try:
+        rows = overview(organization)
+    except LookupError as e:
+        fail(str(e.args[0]), code=2)
+    if as_json:
+        print_json(rows)
+        return
+    now = utcnow()
+    shown = table(rows, now, narrow=False)
+    if console.is_terminal and natural_width(shown) > console.width:
+        shown = table(rows, now, narrow=True)
+    print_whole(shown)
+
+
+COMMANDS = [status]
+
+STATUS_STYLES = {
+    OPERATIONAL: "green",
+    DEGRADED: "yellow",
+    PARTIAL_OUTAGE: "red",
+    MAJOR_OUTAGE: "red",
+    MAINTENANCE: "blue",
+}
+SHORT_STATUSES = {DEGRADED: "DEGRADED", MAINTENANCE: "MAINTENANCE"}  # on a narrow terminal
+
+
+def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
+    """The rows of `pulse.uptime.overview.overview` as a table. Names and incident titles wrap to fit the
+    terminal (rich narrows wrapping columns first); components, statuses and figures never do.
+    ``narrow``: for a terminal too narrow even so, no names and shorter statuses."""
+    names = [] if narrow else [Column("name")]
+    shown = Table(
+        Column("component", no_wrap=True),
+        *names,
+        Column("status", no_wrap=True),
+        *(Column(name, justify="right", no_wrap=True) for name in ("checked", "response", "up 24h", "up 7d", "up 30d")),
+        Column("incident" if narrow else "open incident"),
+        box=None,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
+        header_style="bold",
+    )
+    for row in rows:
+        shown.add_row(*cells(row, now, narrow))
+    return shown
+
+
+def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
+    checked = r["last_checked_at"] and datetime.fromisoformat(r["last_checked_at"])
+    shown = status_text(r)
+    if narrow:
+        shown.plain = shown.plain.replace(r["status"], SHORT_STATUSES.get(r["status"], r["status"]))
+    values = [
+        f"{r['organization']}/{r['key']}",
+        *([] if narrow else [r["name"]]),
+        shown,
+        ago(checked, now) if checked else "never",
+        None if r["last_response_time_ms"] is None else f"{r['last_response_time_ms']} ms",
+        *(None if r[k] is None else f"{r[k]:.2f}%" for k in ("uptime_24h", "uptime_7d", "uptime_30d")),
+        r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
+    ]
+    # Text, not str: names and titles are shown as written, never read as rich markup.
+    return [c if isinstance(c, Text) else Text("-" if c is None else c) for c in values]
+
+
+def status_text(row: dict[str, Any]) -> Text:
+    """The status, colored on a terminal; dim when it says nothing (never checked, or paused)."""
+    never_checked = row["last_checked_at"] is None and row["status"] == OPERATIONAL  # the default of a new component
+    style = "dim" if never_checked or row["paused"] else STATUS_STYLES.get(row["status"], "dim")
+    return Text(row["status"] + (" (paused)" if row["paused"] else ""), style=style)
+
+
+def ago(when: datetime, now: datetime) -> str:
+    """``12s ago``, ``5m ago``, ``3h ago``, ``2d ago``."""
+    seconds = max(0, int((now - when).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"

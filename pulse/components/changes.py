@@ -1,0 +1,87 @@
+"""A change of a component's status, applied once: its counters and status, the incident it opens
+or resolves, and the events that tell people, all in the caller's transaction.
+
+Uptime checks call it today; metric thresholds and calculated metrics will call the same, so a
+component changes status, opens incidents and notifies the same way whatever observed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+from pulse import events
+from pulse.components import incidents
+from pulse.components.status import MAINTENANCE, OPERATIONAL, OUTAGES, State, transition
+from pulse.models import Component, Incident
+from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """What a status change needs of its component, read with the component's row locked."""
+
+    id: int
+    organization_id: int
+    key: str
+    name: str
+    auto_incident: bool
+    state: State
+    failure_threshold: int
+    success_threshold: int
+    in_maintenance: bool
+
+    def after(self, seen: str) -> State:
+        """The state one more observation of ``seen`` leads to."""
+        return transition(
+            self.state,
+            seen,
+            failure_threshold=self.failure_threshold,
+            success_threshold=self.success_threshold,
+            in_maintenance=self.in_maintenance,
+        )
+
+
+def apply(component: Snapshot, seen: str, reason: str, now: datetime, **fields: Any) -> list[int]:
+    """Apply one observation of ``seen`` to the locked ``component``; ``fields`` are more columns
+    of the component to set. Returns the ids of the events written, to publish after commit.
+
+    A change into an outage opens the component's incident (with ``auto_incident``), the return
+    to OPERATIONAL resolves it; maintenance changes the status silently.
+    """
+    before, after = component.state, component.after(seen)
+    changed = after.status != before.status
+    fields.update(status=after.status, consecutive_failures=after.failures, consecutive_successes=after.successes)
+    if changed:
+        fields["status_since"] = now
+    Component.update(**fields).where(Component.id == component.id).execute()
+    if not changed or after.status == MAINTENANCE:
+        return []
+
+    about = {"id": component.id, "key": component.key, "name": component.name}
+    change = {"component": about, "from": before.status, "to": after.status, "since": now.isoformat(), "reason": reason}
+    event_ids = [events.emit(STATUS_CHANGED, component.organization_id, change, component_id=component.id)]
+    if component.auto_incident and after.status in OUTAGES and before.status not in OUTAGES:
+        opened = incidents.open_automatic(component, after.status, reason, now)
+        if opened:
+            event_ids.append(_incident_event(INCIDENT_OPENED, opened, about))
+    if after.status == OPERATIONAL:
+        resolved = incidents.resolve_automatic(component, f"{component.name} is operational again.", now)
+        if resolved:
+            event_ids.append(_incident_event(INCIDENT_RESOLVED, resolved, about))
+    return event_ids
+
+
+def _incident_event(kind: str, incident: Incident, component: dict[str, Any]) -> int:
+    payload = {
+        "component": component,
+        "incident": {
+            "id": incident.id,
+            "title": incident.title,
+            "impact": incident.impact,
+            "started_at": incident.started_at.isoformat(),
+            "resolved_at": incident.resolved_at and incident.resolved_at.isoformat(),
+        },
+    }
+    return events.emit(kind, incident.organization_id, payload, component_id=component["id"], incident_id=incident.id)

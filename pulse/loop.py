@@ -1,0 +1,140 @@
+"""The claim-and-send loop every recurring domain runs: uptime checks today, metric polls and
+on-call escalations next.
+
+Each minute a domain's tick (`schedules/`) sends one *leg* of its loop: a message that runs about
+a minute (`LEG_SECONDS`), claiming rows a moment before they come due and sending each one's
+message at its time, waking for the next due time. The leg's deadline travels in the message, so
+whatever runs it can die at any moment: RabbitMQ hands the unacknowledged leg to another worker
+(or to the restarted one), which carries it on to the same deadline. A worker that stops
+(SIGTERM) hands the rest of its leg on as a new message. Legs overlap by a few seconds, and two
+schedulers send each leg twice; claims lock what they take (``FOR UPDATE SKIP LOCKED``), so two
+legs at once never send one slot twice.
+
+A claim sends before it commits: a crash in between leaves the slots to claim again (a message
+sent twice is recorded once, by its unique key), never a slot claimed but not sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import dramatiq
+import peewee
+import pika.exceptions
+
+from pulse.config import get_settings
+from pulse.db import db
+from pulse.models import utcnow
+from pulse.rabbitmq import PRIORITY_URGENT, BatchPublisher
+from pulse.ticks import stopping
+
+logger = logging.getLogger(__name__)
+
+LEG_SECONDS = 62  # a little past the next tick, so a late tick leaves no gap
+LEG_TIME_LIMIT = 120_000  # milliseconds: a leg, and a redelivered leg waiting its turn
+LOOKAHEAD = timedelta(milliseconds=100)  # claim what comes due this soon, then send each on time
+# Send the messages due this close together in one batch: each RabbitMQ commit costs the broker a
+# disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6 to 3.0 ms of CPU each,
+# p99 start lag 57 ms. A longer LOOKAHEAD (250 ms) saved nothing and added 100 ms to the p99.
+GATHER = timedelta(milliseconds=50)
+IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
+PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
+RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
+
+#: (key, due time) of one claimed row: a component id and its slot, say.
+Claimed = tuple[Any, datetime]
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """What a loop claims and what it sends.
+
+    Parameters:
+      name: the domain, for logs ("uptime").
+      claim: ``claim(horizon)`` claims the rows due by ``horizon`` (a datetime), moving each to its
+        next due time, inside the caller's transaction; returns their (key, due time).
+      next_due: ``next_due()``, the earliest due time of any row, or None.
+      message: ``message(key, due)``, the message to send for one claimed row.
+      prepare: ``prepare(now)``, called every `PREPARE_EVERY` seconds before claiming (uptime
+        gives new components their first slot), or None.
+    """
+
+    name: str
+    claim: Callable[[datetime], Sequence[Claimed]]
+    next_due: Callable[[], datetime | None]
+    message: Callable[[Any, datetime], dramatiq.Message]
+    prepare: Callable[[datetime], object] | None = None
+
+
+def start(leg: dramatiq.Actor) -> None:
+    """Send the next leg of a loop (``leg`` takes the deadline, epoch seconds): from a tick."""
+    leg.send_with_options(args=(time.time() + LEG_SECONDS,), broker_priority=PRIORITY_URGENT)
+
+
+class _StoppingError(Exception):
+    """The worker is shutting down: undo the claim in progress."""
+
+
+def run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
+    """Claim and send until ``until`` (epoch seconds) or until this worker stops, then hand the
+    rest of the leg to another worker. Returns how many messages were sent.
+
+    RabbitMQ and PostgreSQL errors are ridden out: the claim in progress is rolled back (its rows
+    wait for the next attempt) and the loop tries again after `RETRY_WAIT`.
+    """
+    deadline = time.monotonic() + (until - time.time())
+    logger.info("%s loop: running until %s.", schedule.name, datetime.fromtimestamp(until, UTC).isoformat())
+    next_prepare = 0.0
+    sent = 0
+    publisher = BatchPublisher(get_settings())
+    try:
+        while time.monotonic() < deadline and not stopping.is_set():
+            try:
+                if schedule.prepare is not None and time.monotonic() >= next_prepare:
+                    schedule.prepare(utcnow())
+                    next_prepare = time.monotonic() + PREPARE_EVERY
+                sent += _claim_and_send(schedule, publisher)
+                stopping.wait(_until_next_due(schedule, deadline))
+            except (pika.exceptions.AMQPError, peewee.OperationalError, peewee.InterfaceError) as e:
+                logger.warning("%s loop: %s: trying again in %d s.", schedule.name, type(e).__name__, RETRY_WAIT)
+                if not db.is_closed():
+                    db.close()  # a broken connection leaves the pool; the next query opens a new one
+                stopping.wait(RETRY_WAIT)
+    except _StoppingError:
+        pass
+    finally:
+        publisher.close()
+    if stopping.is_set() and time.time() < until:
+        leg.send_with_options(args=(until,), broker_priority=PRIORITY_URGENT)  # another worker goes on
+    logger.info("%s loop sent %d message(s).", schedule.name, sent)
+    return sent
+
+
+def _claim_and_send(schedule: Schedule, publisher: BatchPublisher) -> int:
+    """Claim what is due within `LOOKAHEAD` and send it as it comes due: `GATHER` after the first
+    unsent one is due, all those due by then, in one RabbitMQ transaction (each commit costs the
+    broker a disk sync, so a message may leave up to `GATHER` late but never early)."""
+    with db.atomic():
+        claimed = sorted(schedule.claim(utcnow() + LOOKAHEAD), key=lambda row: row[1])
+        position = 0
+        while position < len(claimed):
+            wait = (claimed[position][1] + GATHER - utcnow()).total_seconds()
+            if wait > 0 and stopping.wait(wait):
+                raise _StoppingError
+            now = utcnow()
+            batch = [row for row in claimed[position:] if row[1] <= now]
+            publisher.publish(schedule.message(key, due) for key, due in batch)
+            position += len(batch)
+    return len(claimed)
+
+
+def _until_next_due(schedule: Schedule, deadline: float) -> float:
+    """Seconds to sleep before the next claim: until a moment before the next row is due."""
+    due = schedule.next_due()
+    wait = IDLE_WAKE if due is None else (due - utcnow() - LOOKAHEAD).total_seconds()
+    return max(0.0, min(wait, IDLE_WAKE, deadline - time.monotonic()))

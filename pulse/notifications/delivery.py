@@ -1,0 +1,286 @@
+"""Notifications: an event fanned out to one row per destination, each row delivered once.
+
+`broadcast` creates the rows in one statement (unique per event and destination, so running it
+twice creates them once) and returns the ids to send. `deliver` claims one row with a guarded
+update (pending → sending, or a redelivery of the very message that claimed it, whose worker
+died), paces it against its destination's limit shared by every worker process, calls the
+channel's transport and records the outcome on the row. `send` is one attempt of the `send`
+actor: `deliver`, and a delayed message to itself when the destination asks to wait.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import uuid
+from typing import Any
+
+import dramatiq
+
+from pulse.config import Settings
+from pulse.db import db
+from pulse.errors import PermanentError, TransientError
+from pulse.middleware.retries import last_attempt
+from pulse.models import Notification, NotificationChannel, Subscriber, utcnow
+from pulse.models.notification import FAILED, SENT
+from pulse.net import AddressPolicy
+from pulse.notifications.channels import CHANNELS, Destination, Notice, Sent, TransportError
+from pulse.notifications.channels.notice import INFO
+from pulse.notifications.render import render
+from pulse.rabbitmq import PRIORITY_ROUTINE
+
+logger = logging.getLogger(__name__)
+
+MAX_SLEEP_S = 1.5  # a shorter wait for a paced slot is slept; a longer one is a delayed message
+
+# How a notification names its destination, without secrets: a URL by its host only.
+_URL_KINDS = ", ".join(f"'{c.kind}'" for c in CHANNELS.values() if c.address_is_url)
+_DESTINATION = f"""
+    CASE WHEN {{kind}} IN ({_URL_KINDS})
+         THEN {{kind}} || ' ' || coalesce(substring({{address}} from '^[a-zA-Z]+://(?:[^@/]*@)?([^/:?#]+)'), '?')
+         ELSE {{kind}} || ' ' || {{address}} END
+"""
+BROADCAST = f"""
+    INSERT INTO notification (event_id, organization_id, channel_id, subscriber_id, key, kind, destination)
+    SELECT e.id, e.organization_id, c.id, NULL, 'c' || c.id, c.type, c.type || ' channel ' || c.key
+      FROM event e JOIN notification_channel c ON c.organization_id = e.organization_id
+     WHERE e.id = %(event)s AND c.enabled
+       AND (cardinality(c.events) = 0 OR e.type = ANY (c.events))
+       AND (cardinality(c.component_ids) = 0 OR e.component_id = ANY (c.component_ids))
+    UNION ALL
+    SELECT e.id, e.organization_id, NULL, s.id, 's' || s.id, s.kind,
+           {_DESTINATION.format(kind="s.kind", address="s.address")}
+      FROM event e JOIN subscriber s ON s.organization_id = e.organization_id
+     WHERE e.id = %(event)s
+       AND (cardinality(s.events) = 0 OR e.type = ANY (s.events))
+       AND (cardinality(s.component_ids) = 0 OR e.component_id = ANY (s.component_ids))
+    ON CONFLICT (event_id, key) DO NOTHING
+"""
+PENDING_IDS = "SELECT id FROM notification WHERE event_id = %s AND status = 'pending' ORDER BY id"
+CLAIM = """
+    WITH claimed AS (
+        UPDATE notification
+           SET status = 'sending', claimed_by = %(by)s, claimed_at = now(), attempts = attempts + 1
+         WHERE id = %(id)s AND (status = 'pending' OR (status = 'sending' AND claimed_by = %(by)s))
+     RETURNING id, event_id, organization_id, channel_id, subscriber_id, kind
+    )
+    SELECT n.id, n.kind, n.channel_id, n.subscriber_id, e.id, e.type, e.payload, e.created_at, o.name,
+           c.settings, s.address, s.settings
+      FROM claimed n
+      JOIN event e ON e.id = n.event_id
+      JOIN organization o ON o.id = n.organization_id
+      LEFT JOIN notification_channel c ON c.id = n.channel_id
+      LEFT JOIN subscriber s ON s.id = n.subscriber_id
+"""
+RESERVE = """
+    INSERT INTO send_pace AS p (key, next_at) VALUES (%(key)s, clock_timestamp() + make_interval(secs => %(every)s))
+    ON CONFLICT (key) DO UPDATE SET next_at = greatest(p.next_at, clock_timestamp()) + make_interval(secs => %(every)s)
+    RETURNING extract(epoch FROM p.next_at - clock_timestamp()) - %(every)s
+"""
+HOLD = """
+    INSERT INTO send_pace AS p (key, next_at) VALUES (%(key)s, clock_timestamp() + make_interval(secs => %(wait)s))
+    ON CONFLICT (key) DO UPDATE SET next_at = greatest(p.next_at, clock_timestamp() + make_interval(secs => %(wait)s))
+"""
+
+
+def broadcast(event_id: int) -> list[int]:
+    """Create the event's notifications (once) and return the ids of those still to send."""
+    with db.atomic():
+        db.execute_sql(BROADCAST, {"event": event_id})
+        return [row[0] for row in db.execute_sql(PENDING_IDS, (event_id,))]
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """A notification this worker holds, with what it takes to deliver it."""
+
+    id: int
+    kind: str
+    channel_id: int | None
+    subscriber_id: int | None
+    notice: Notice
+    destination: Destination | None  # None when the channel or subscriber was deleted
+
+
+@dataclasses.dataclass(frozen=True)
+class Defer:
+    """Send again later: `at` is the reserved slot (epoch seconds) or the end of a provider's wait."""
+
+    at: float
+
+
+def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: float | None, final: bool) -> Defer | None:
+    """Deliver one notification, once.
+
+    Parameters:
+      claim_id: the id of the message doing it; its redelivery may take the claim over.
+      at: a slot reserved earlier (epoch seconds): the pacing wait is already served.
+      final: this is the last attempt: a transient failure fails the notification.
+
+    Returns a `Defer` when the destination's pace or the provider asks to wait (the notification
+    is pending again, the attempt not counted), None when done (sent, failed for good, or not
+    this message's to deliver). Raises `PermanentError` or `TransientError` on a failed attempt,
+    `PermanentError` for an id that does not exist.
+    """
+    claim = _claim(notification_id, claim_id, settings)
+    if claim is None:
+        return None
+    if claim.destination is None:
+        _finish(claim, FAILED, error="the channel or subscriber was deleted")
+        return None
+    pace = CHANNELS[claim.kind].pacing(claim.destination, settings)
+    if pace and at is None:
+        wait = _reserve(*pace)
+        if wait > MAX_SLEEP_S:
+            _release(claim, error=None, counted=False)
+            return Defer(time.time() + wait)
+        if wait > 0:
+            time.sleep(wait)
+    elif at is not None and at > time.time():
+        time.sleep(min(at - time.time(), MAX_SLEEP_S))
+    started = time.perf_counter()
+    try:
+        sent = CHANNELS[claim.kind].deliver(
+            claim.notice, claim.destination, settings, AddressPolicy.from_settings(settings)
+        )
+    except TransportError as e:
+        return _failed(claim, e, pace, final)
+    except Exception:
+        _release(claim, error="internal error (see the worker's log)", counted=True)
+        raise
+    _finish(claim, SENT, reference=sent.reference, duration_ms=(time.perf_counter() - started) * 1000)
+    if sent.pause_s > 0 and pace:
+        _hold(pace[0], sent.pause_s)
+    return None
+
+
+def send(notification_id: int, at: float | None, message: dramatiq.Message, settings: Settings) -> None:
+    """One attempt of the `send` actor's ``message``: deliver the notification, or, when its
+    destination asks to wait, send the message again, delayed until then (with the same priority).
+
+    A transient failure on the message's last attempt (see `pulse.middleware.retries`) fails the
+    notification for good; before that it stays pending for the retry.
+    """
+    broker = dramatiq.get_broker()
+    final = last_attempt(broker, message)
+    deferred = deliver(notification_id, message.message_id, settings, at=at, final=final)
+    if deferred is None:
+        return
+    later: dramatiq.Message[Any] = dramatiq.Message(
+        queue_name=message.queue_name,
+        actor_name=message.actor_name,
+        args=(notification_id,),
+        kwargs={"at": deferred.at},
+        options={"broker_priority": message.options.get("broker_priority", PRIORITY_ROUTINE)},
+    )
+    broker.enqueue(later, delay=max(0, round((deferred.at - time.time()) * 1000)))
+
+
+def _failed(claim: Claim, error: TransportError, pace: tuple[str, float] | None, final: bool) -> Defer | None:
+    reason = str(error)
+    if error.retry_after is not None:
+        wait = error.retry_after
+        if pace:  # every worker holds off the destination; this one takes the first slot after
+            _hold(pace[0], wait)
+            wait = max(wait, _reserve(*pace))
+        _release(claim, error=reason, counted=False)
+        logger.info("Notification %s rate limited: retrying in %.1f s.", claim.id, wait)
+        return Defer(time.time() + wait)
+    if error.gone and claim.subscriber_id is not None:
+        _finish(claim, FAILED, error=f"{reason} (the subscription is gone: removed)")
+        Subscriber.delete().where(Subscriber.id == claim.subscriber_id).execute()
+        logger.info("Subscriber %s removed: its push subscription is gone.", claim.subscriber_id)
+        return None
+    if error.permanent or final:
+        _finish(claim, FAILED, error=reason)
+        _record_destination_error(claim, reason)
+        raise PermanentError(reason) if error.permanent else TransientError(reason)
+    _release(claim, error=reason, counted=True)
+    raise TransientError(reason)
+
+
+def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | None:
+    row = db.execute_sql(CLAIM, {"id": notification_id, "by": claim_id}).fetchone()
+    if row is None:
+        if not Notification.select().where(Notification.id == notification_id).exists():
+            raise PermanentError(f"notification {notification_id} does not exist")
+        logger.info("Notification %s is not pending (sent, failed or being sent): nothing to do.", notification_id)
+        return None
+    nid, kind, channel_id, subscriber_id, event_id, event_type, payload, created_at, organization = row[:9]
+    channel_settings, address, subscriber_settings = row[9:]
+    destination = None
+    if channel_settings is not None:
+        destination = Destination(kind, channel_settings, f"pulse-{nid}", f"c{channel_id}")
+    elif address is not None:
+        destination = Destination(
+            kind, subscriber_destination(kind, address, subscriber_settings), f"pulse-{nid}", f"s{subscriber_id}"
+        )
+    notice = render(event_id, event_type, payload, created_at, organization, settings.public_url or None)
+    return Claim(nid, kind, channel_id, subscriber_id, notice, destination)
+
+
+def subscriber_destination(kind: str, address: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """A subscriber's settings in the shape its channel kind takes: the address where it goes."""
+    return {**settings, CHANNELS[kind].address: address}
+
+
+def _reserve(key: str, every: float) -> float:
+    """Take the destination's next slot; seconds until it comes (≤ 0: now)."""
+    return float(db.execute_sql(RESERVE, {"key": key, "every": every}).fetchone()[0])
+
+
+def _hold(key: str, seconds: float) -> None:
+    """No message to this destination for ``seconds`` (a provider's Retry-After)."""
+    db.execute_sql(HOLD, {"key": key, "wait": seconds})
+
+
+def _release(claim: Claim, *, error: str | None, counted: bool) -> None:
+    """Back to pending (a retry or a delayed send takes it); a wait is not ``counted`` as an attempt."""
+    Notification.update(
+        status="pending",
+        claimed_by=None,
+        last_error=error if error is not None else Notification.last_error,
+        attempts=Notification.attempts - (0 if counted else 1),
+    ).where(Notification.id == claim.id).execute()
+
+
+def _finish(
+    claim: Claim, outcome: str, *, error: str | None = None, reference: str = "", duration_ms: float | None = None
+) -> None:
+    Notification.update(
+        status=outcome,
+        last_error=error,
+        reference=reference or None,
+        duration_ms=round(duration_ms) if duration_ms is not None else None,
+        sent_at=utcnow() if outcome == SENT else None,
+    ).where(Notification.id == claim.id).execute()
+
+
+def _record_destination_error(claim: Claim, reason: str) -> None:
+    now = utcnow()
+    if claim.channel_id is not None:
+        NotificationChannel.update(last_error=reason, last_error_at=now).where(
+            NotificationChannel.id == claim.channel_id
+        ).execute()
+    elif claim.subscriber_id is not None:
+        Subscriber.update(last_error=reason, last_error_at=now).where(Subscriber.id == claim.subscriber_id).execute()
+
+
+def send_test(channel: NotificationChannel, settings: Settings) -> tuple[Sent, float]:
+    """Send a test message through ``channel`` now (nothing is recorded); the provider's answer
+    and the milliseconds taken. Raises `TransportError` with the provider's reason."""
+    notice = Notice(
+        kind="test",
+        title="Test notification from Pulse",
+        summary=f"If you can read this, the {channel.type} channel {channel.key!r} works.",
+        organization=channel.organization.name,
+        since=utcnow(),
+        severity=INFO,
+        event_id=0,
+        url=settings.public_url or None,
+    )
+    destination = Destination(channel.type, channel.settings, f"pulse-test-{uuid.uuid4()}", f"c{channel.id}")
+    started = time.perf_counter()
+    sent = CHANNELS[channel.type].deliver(notice, destination, settings, AddressPolicy.from_settings(settings))
+    return sent, (time.perf_counter() - started) * 1000

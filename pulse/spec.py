@@ -1,0 +1,79 @@
+"""Building blocks of the configuration file's models (`pulse.configfile`), shared by every
+domain's spec: strict models, slugs, URLs, durations. Errors name the problem, never a URL (its
+path or query may hold a token)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+_DURATION = re.compile(r"(\d+)(ms|s|m|h)")
+
+Slug = Annotated[str, Field(pattern=SLUG)]
+
+
+class Strict(BaseModel):
+    """A part of the file: unknown fields are refused, texts are stripped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def http_url(value: str) -> str:
+    """An http(s) URL with a host; the text never echoes the URL (it may hold a token)."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise ValueError("not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http:// or https:// URL with a host")
+    return value
+
+
+def unique(values: Iterable[str], what: str) -> None:
+    """Refuse the second of two equal ``values``, naming ``what`` they are."""
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{what} {value!r} appears twice")
+        seen.add(value)
+
+
+def parse_duration(value: Any) -> timedelta:
+    """``30s``, ``5m``, ``1h30m``, ``500ms``, or a number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 30s, 5m or 1h")
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    text = str(value).strip()
+    if not text or _DURATION.sub("", text):
+        raise ValueError(f"{text!r} is not a duration (use e.g. 30s, 5m, 1h30m)")
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return timedelta(seconds=sum(int(n) * units[unit] for n, unit in _DURATION.findall(text)))
+
+
+def within(low: timedelta, high: timedelta) -> Callable[[timedelta], timedelta]:
+    """A validator of durations between ``low`` and ``high``: a duration field is
+    ``Annotated[timedelta, BeforeValidator(parse_duration), AfterValidator(within(low, high))]``."""
+
+    def check(value: timedelta) -> timedelta:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {_show(low)} and {_show(high)}, not {_show(value)}")
+        return value
+
+    return check
+
+
+def _show(value: timedelta) -> str:
+    seconds = value.total_seconds()
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g}h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g}m"
+    return f"{seconds:g}s"

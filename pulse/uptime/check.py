@@ -1,0 +1,82 @@
+"""One uptime check: request the component's URL and judge the answer by its conditions.
+
+Pure of the database: `run` takes what to request and the conditions, and returns an `Outcome`;
+`pulse.uptime.record` writes it down.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from datetime import datetime
+
+from pulse.components.status import DEGRADED, MAJOR_OUTAGE, OPERATIONAL
+from pulse.models import utcnow
+from pulse.net import AddressPolicy, Request, Response, fetch
+from pulse.uptime import conditions
+
+DEFAULT_CONDITIONS = ("[STATUS] < 400",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    started_at: datetime
+    response: Response
+    error: str | None
+    results: list[conditions.Result]
+    seen: str  # the status this check observed
+    extracted: dict[str, float]
+
+    @property
+    def success(self) -> bool:
+        return self.error is None and all(r.success for r in self.results)
+
+    @property
+    def reason(self) -> str:
+        """Why the check failed, in one line: the error, or the failed conditions as resolved."""
+        if self.error:
+            return self.error
+        failed = [r.resolved for r in self.results if not r.success]
+        return "; ".join(failed) if failed else "all conditions passed"
+
+
+def run(request: Request, condition_texts: list[str], extract: dict[str, str], policy: AddressPolicy) -> Outcome:
+    """Make the request and evaluate the conditions (and extractions) on what came back."""
+    started_at = utcnow()
+    response, error = fetch(request, policy)
+    parsed = [conditions.parse(text) for text in condition_texts or DEFAULT_CONDITIONS]
+    results = [conditions.evaluate(c, response) for c in parsed]
+    failed = [c.response_time_only for c, r in zip(parsed, results, strict=True) if not r.success]
+    extracted = {}
+    if error is None:
+        for name, path in extract.items():
+            number = _number(conditions.extract(path, response))
+            if number is not None:
+                extracted[name] = number
+    return Outcome(started_at, response, error, results, observed(failed, error), extracted)
+
+
+def observed(failed_response_time_only: Sequence[bool], error: str | None) -> str:
+    """The status one check observed: OPERATIONAL when every condition passed, DEGRADED_PERFORMANCE
+    when only [RESPONSE_TIME] conditions failed, MAJOR_OUTAGE otherwise.
+
+    Parameters:
+      failed_response_time_only: for each failed condition, whether it tests only [RESPONSE_TIME].
+      error: why the HTTP exchange did not complete (refused, timed out…), or None.
+    """
+    if error is not None:
+        return MAJOR_OUTAGE
+    if not failed_response_time_only:
+        return OPERATIONAL
+    return DEGRADED if all(failed_response_time_only) else MAJOR_OUTAGE
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

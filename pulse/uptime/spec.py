@@ -1,0 +1,192 @@
+"""Components in the configuration file: what is checked, how often, judged by which conditions,
+and their maintenance windows; written with the rest of the file (`pulse.configfile`).
+
+    components:
+      - key: api
+        name: Public API
+        url: https://api.acme.example/health
+        interval: 30s
+        conditions: ["[STATUS] == 200", "[BODY].status == UP"]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+
+from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
+from pulse.spec import Slug, Strict, http_url, parse_duration, within
+from pulse.uptime import conditions
+from pulse.uptime.check import DEFAULT_CONDITIONS
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+_VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+Interval = Annotated[
+    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=15), timedelta(hours=24)))
+]
+Timeout = Annotated[
+    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=1), timedelta(seconds=60)))
+]
+
+
+class Maintenance(Strict):
+    start: datetime
+    end: datetime
+    title: str = Field("", max_length=200)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Maintenance:
+        if self.start.tzinfo is None or self.end.tzinfo is None:
+            raise ValueError("start and end need a time zone, e.g. 2026-12-01T02:00:00Z")
+        if self.end <= self.start:
+            raise ValueError("end must be after start")
+        return self
+
+
+class ComponentSpec(Strict):
+    key: Slug
+    name: str = Field(min_length=1, max_length=200)
+    type: Literal["endpoint", "metric", "service"] = "endpoint"
+    url: str | None = Field(None, max_length=2048)
+    method: str = "GET"
+    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    body: str | None = Field(None, max_length=65536)
+    interval: Interval = timedelta(seconds=60)
+    timeout: Timeout = timedelta(seconds=10)
+    conditions: list[str] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS), min_length=1, max_length=20)
+    failure_threshold: int = Field(3, ge=1, le=100)
+    success_threshold: int = Field(2, ge=1, le=100)
+    auto_incident: bool = True
+    paused: bool = False
+    extract: dict[str, str] = Field(default_factory=dict, max_length=20)
+    maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        if value.upper() not in METHODS:
+            raise ValueError(f"{value!r} is not one of {', '.join(METHODS)}")
+        return value.upper()
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return value if value is None else http_url(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, header in value.items():
+            if not _HEADER_NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid header name")
+            if "\r" in header or "\n" in header or len(header) > 8192:
+                raise ValueError(f"the value of {name} has a line break or is over 8192 characters")
+        return value
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions(cls, value: list[str]) -> list[str]:
+        for text in value:
+            conditions.parse(text)  # ConditionError is a ValueError: it names the condition and the reason
+        return value
+
+    @field_validator("extract")
+    @classmethod
+    def _extract(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if not _VALUE_NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid value name (letters, digits, underscores)")
+            conditions.parse_path(path)
+        return value
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> ComponentSpec:
+        if self.type == "endpoint" and not self.url:
+            raise ValueError("an endpoint needs a url")
+        return self
+
+
+def sync(
+    organization_id: int, components: list[ComponentSpec], *, prune: bool, advance: Callable[[int], object]
+) -> tuple[int, int, int]:
+    """Upsert the organization's components (by key) with their extracted values and maintenance
+    windows, inside the caller's transaction, calling ``advance(1)`` after each; with ``prune``,
+    delete those not named. Returns (created, updated, deleted)."""
+    existing = {c.key: c for c in Component.select().where(Component.organization == organization_id)}
+    created = 0
+    for spec in components:
+        created += _upsert(organization_id, spec, existing.get(spec.key))
+        advance(1)
+    deleted = 0
+    if prune:
+        named = [c.key for c in components]
+        deleted = (
+            Component.delete()
+            .where(Component.organization == organization_id, Component.key.not_in(named or [""]))
+            .execute()
+        )
+    return created, len(components) - created, deleted
+
+
+def component_ids(organization_id: int) -> dict[str, int]:
+    """The organization's components: id by key."""
+    query = Component.select(Component.id, Component.key).where(Component.organization == organization_id)
+    return {c.key: c.id for c in query}
+
+
+def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None) -> bool:
+    """Insert or update one component; True when it is new."""
+    fields = {
+        "name": spec.name,
+        "type": spec.type.upper(),
+        "url": spec.url,
+        "method": spec.method,
+        "headers": spec.headers,
+        "body": spec.body,
+        "interval_seconds": round(spec.interval.total_seconds()),
+        "timeout_ms": round(spec.timeout.total_seconds() * 1000),
+        "conditions": spec.conditions,
+        "failure_threshold": spec.failure_threshold,
+        "success_threshold": spec.success_threshold,
+        "auto_incident": spec.auto_incident,
+        "paused": spec.paused,
+        "extract": spec.extract,
+    }
+    if current is None:
+        # next_check_at stays empty: the scheduler gives it a first slot within seconds.
+        component_id = Component.insert(organization=organization_id, key=spec.key, **fields).execute()
+    else:
+        component_id = current.id
+        rescheduled = fields["interval_seconds"] != current.interval_seconds or (current.paused and not spec.paused)
+        changes = {**fields, "updated_at": utcnow(), **({"next_check_at": None} if rescheduled else {})}
+        Component.update(**changes).where(Component.id == component_id).execute()
+    _sync_extracted(component_id, spec.extract)
+    MaintenanceWindow.delete().where(MaintenanceWindow.component == component_id).execute()
+    if spec.maintenance:
+        MaintenanceWindow.insert_many(
+            [
+                {"component": component_id, "starts_at": m.start, "ends_at": m.end, "title": m.title}
+                for m in spec.maintenance
+            ]
+        ).execute()
+    return current is None
+
+
+def _sync_extracted(component_id: int, extract: dict[str, str]) -> None:
+    ExtractedValue.delete().where(
+        ExtractedValue.component == component_id, ExtractedValue.name.not_in(list(extract) or [""])
+    ).execute()
+    for name, path in extract.items():
+        (
+            ExtractedValue.insert(component=component_id, name=name, path=path)
+            .on_conflict(
+                conflict_target=[ExtractedValue.component, ExtractedValue.name], update={ExtractedValue.path: path}
+            )
+            .execute()
+        )

@@ -181,27 +181,17 @@ def _log_level(raw: str) -> str:
     return level
 
 
-def _int(low: int, high: int, what: str) -> Callable[[str], int]:
-    def parse(raw: str) -> int:
+def _number(low: float, high: float, what: str, *, whole: bool = True) -> Callable[[str], Any]:
+    """A parser of numbers between ``low`` and ``high``: whole ones, or any (``whole=False``)."""
+
+    def parse(raw: str) -> int | float:
         try:
-            value = int(raw)
+            value = int(raw) if whole else float(raw)
         except ValueError:
-            raise ValueError(f"{raw!r} is not a whole number") from None
+            raise ValueError(f"{raw!r} is not a {'whole ' if whole else ''}number") from None
         if not low <= value <= high:
-            raise ValueError(f"{what} must be between {low} and {high}, not {value}")
-        return value
-
-    return parse
-
-
-def _seconds(low: float, high: float, what: str) -> Callable[[str], float]:
-    def parse(raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ValueError(f"{raw!r} is not a number of seconds") from None
-        if not low <= value <= high:
-            raise ValueError(f"{what} must be between {low:g} and {high:g} seconds, not {value:g}")
+            shown = "{}" if whole else "{:g}"
+            raise ValueError(f"{what} must be between {shown.format(low)} and {shown.format(high)}, not {raw}")
         return value
 
     return parse
@@ -226,16 +216,16 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "broker_url": _url(("amqp", "amqps", "stub"), "amqp://user:password@host:5672/vhost or stub://"),
     "database_url": _url(("postgresql", "postgres"), "postgresql://user:password@host:5432/dbname", True),
     "log_level": _log_level,
-    "metrics_port": _int(1, 65535, "the port"),
+    "metrics_port": _number(1, 65535, "the port"),
     "metrics_dir": _directory,
     "rabbitmq_api_url": _url(("http", "https"), "http://user:password@host:15672"),
-    "max_retries": _int(0, 20, "the number of retries"),
+    "max_retries": _number(0, 20, "the number of retries"),
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
-    "time_limit": _int(1, 1500, "the time limit in seconds"),
-    "heartbeat_max_age": _int(60, 86400, "the heartbeat age in seconds"),
+    "time_limit": _number(1, 1500, "the time limit in seconds"),
+    "heartbeat_max_age": _number(60, 86400, "the heartbeat age in seconds"),
     "allow_private_targets": _bool,
     "allow_link_local_targets": _bool,
-    "notify_timeout": _seconds(0.1, 120, "the timeout"),
+    "notify_timeout": _number(0.1, 120, "the timeout in seconds", whole=False),
     "public_url": _url(("http", "https"), "https://status.example.com"),
     "email_from": str,
     "resend_api_key": str,

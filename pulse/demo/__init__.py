@@ -32,12 +32,12 @@ def start_scheduler_loop(settings: Settings) -> None:
 
 
 def run_demo(settings: Settings, threads: int) -> int:
-    target = DemoServer(secrets.token_urlsafe(16))
-    threading.Thread(target=target.serve_forever, name="demo-target", daemon=True).start()
+    server = DemoServer(secrets.token_urlsafe(16))
+    threading.Thread(target=server.serve_forever, name="demo-target", daemon=True).start()
     try:
         for name in run_migrations(settings):
             console.print(f"applied {name}")
-        os.environ.update(PULSE_DEMO_TARGET=target.url, PULSE_DEMO_SECRET=target.secret)
+        os.environ.update(PULSE_DEMO_TARGET=server.url, PULSE_DEMO_SECRET=server.secret)
         text = files("pulse.demo").joinpath("demo.yaml").read_text(encoding="utf-8")
         configfile.apply(configfile.load(text))
         feed = Feed()
@@ -46,19 +46,19 @@ def run_demo(settings: Settings, threads: int) -> int:
         env = {**os.environ, "PULSE_LOG_LEVEL": level}
         start_scheduler_loop(settings)
         console.print(
-            f"[bold]Pulse demo[/]: target and webhook receiver on {target.url}\n"
-            f"  website  {target.url}/            always up\n"
-            f"  api      {target.url}/api/health  down {DOWN_FOR:.0f} s of every {CYCLE:.0f} s,"
+            f"[bold]Pulse demo[/]: target and webhook receiver on {server.url}\n"
+            f"  website  {server.url}/            always up\n"
+            f"  api      {server.url}/api/health  down {DOWN_FOR:.0f} s of every {CYCLE:.0f} s,"
             f" from {DOWN_AT:.0f} s after the start\n"
-            f"  search   {target.url}/search      answers in {SLOW_S} s, over its 500 ms condition\n"
-            f"Checks every 15 s; the configuration is pulse/demo.yaml. Workers log at {level} and above.\n"
+            f"  search   {server.url}/search      answers in {SLOW_S} s, over its 500 ms condition\n"
+            f"Checks every 15 s; the configuration is pulse/demo/demo.yaml. Workers log at {level} and above.\n"
             "[bold]Ctrl-C[/] stops everything.\n"
         )
         code = run.supervise(1, threads, env=env, watch=feed)
     except KeyboardInterrupt:  # Ctrl-C before the workers started
         code = 130
     finally:
-        target.shutdown()
-        target.server_close()
+        server.shutdown()
+        server.server_close()
     console.print("demo stopped")
     return code

@@ -32,7 +32,8 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
     call per hook (about 5 us each on 2 cores, tests/benchmarks/bench_middleware.py), used or not.
     Left out: Callbacks and Pipelines (Pulse chains work through the database: claim, then send),
     AgeLimit (no actor sets ``max_age``) and ShutdownNotifications (no actor asks to be
-    interrupted at shutdown; a stopping worker lets messages in flight finish). CurrentMessage lets `send` name its claim.
+    interrupted at shutdown; a stopping worker lets messages in flight finish). CurrentMessage
+    lets `send` name its claim.
     """
     return [
         Database(settings=settings),

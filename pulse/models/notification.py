@@ -14,8 +14,6 @@ from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.event import Event
 from pulse.models.organization import Organization
 
-CHANNEL_TYPES = ("email", "sms", "slack", "discord", "teams", "webhook", "push")
-SUBSCRIBER_KINDS = ("email", "sms", "webhook", "push")
 PENDING, SENDING, SENT, FAILED = "pending", "sending", "sent", "failed"
 
 

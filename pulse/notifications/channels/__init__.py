@@ -1,6 +1,10 @@
 """Notification channels: one module per kind, a pure payload builder first, then `deliver`, which
 sends it through `pulse.notifications.channels.transport` and returns `Sent` or raises
-`TransportError`. Each module ends with its `Channel` entry; `CHANNELS` is the one list of kinds."""
+`TransportError`. Each module ends with its `Channel` entry; `CHANNELS` is the one list of kinds.
+
+A new kind is a module with its `Channel` entry, added to `CHANNELS`, and a migration widening the
+database's CHECK on ``notification_channel.type`` (and on ``subscriber.kind`` if subscribers use it).
+"""
 
 from pulse.notifications.channels import discord, email, push, slack, sms, teams, webhook
 from pulse.notifications.channels.notice import Notice

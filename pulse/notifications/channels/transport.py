@@ -54,7 +54,7 @@ class Destination:
     """Where one notification goes.
 
     Parameters:
-      kind: the channel type (email, sms, slack, discord, teams, webhook, push).
+      kind: the channel's kind, a key of `pulse.notifications.channels.CHANNELS`.
       settings: the channel's settings (url, to, secret, endpoint, keys...), secrets included.
       delivery_id: stable across every attempt of this notification (idempotency keys, dedupe).
       key: the channel or subscriber ("c12", "s34"), for pacing.

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from pulse.config import Settings, management_url, redact
+from pulse.config import Settings, management_url, redact, renamed_in_use
 from pulse.errors import ConfigError
 from tests.support.env import ENV
 from tests.support.worker import ROOT
@@ -29,6 +29,9 @@ def test_it_reads_every_variable():
             "PULSE_METRICS_PORT": "9000",
             "PULSE_MAX_RETRIES": "5",
             "PULSE_TIME_LIMIT": "60",
+            "PULSE_NOTIFY_TIMEOUT": "2.5",
+            "PULSE_ALLOW_PRIVATE_TARGETS": "false",
+            "PULSE_ALLOW_LINK_LOCAL_TARGETS": "true",
         }
     )
     assert settings.vhost == "prod"
@@ -37,6 +40,8 @@ def test_it_reads_every_variable():
     assert settings.metrics_port == 9000
     assert settings.max_retries == 5
     assert settings.time_limit == 60
+    assert settings.notify_timeout == 2.5
+    assert (settings.allow_private_targets, settings.allow_link_local_targets) == (False, True)
     assert settings.rabbitmq_api_url == "https://u:p@rabbit.example:15672"
 
 
@@ -59,6 +64,9 @@ def test_it_reads_every_variable():
         ("PULSE_TIME_LIMIT", "1800", "between 1 and 1500"),
         ("PULSE_HEARTBEAT_MAX_AGE", "10", "between 60 and 86400"),
         ("PULSE_RABBITMQ_API_URL", "ftp://host", "not a valid URL"),
+        ("PULSE_NOTIFY_TIMEOUT", "0", "between 0.1 and 120"),
+        ("PULSE_NOTIFY_TIMEOUT", "soon", "not a number"),
+        ("PULSE_ALLOW_PRIVATE_TARGETS", "maybe", "not a boolean"),
     ],
 )
 def test_it_rejects_a_bad_value_naming_the_variable(name, value, reason):
@@ -66,6 +74,23 @@ def test_it_rejects_a_bad_value_naming_the_variable(name, value, reason):
         Settings.from_env({name: value})
     assert str(error.value).startswith(f"{name}: ")
     assert reason in str(error.value)
+
+
+def test_a_renamed_setting_still_works_under_its_old_name_with_a_warning():
+    old = {"PULSE_CHECK_ALLOW_PRIVATE": "false", "PULSE_CHECK_ALLOW_LINK_LOCAL": "yes"}
+    settings = Settings.from_env(old)
+    assert (settings.allow_private_targets, settings.allow_link_local_targets) == (False, True)
+    assert renamed_in_use(old) == [
+        "PULSE_CHECK_ALLOW_PRIVATE is now called PULSE_ALLOW_PRIVATE_TARGETS: rename it",
+        "PULSE_CHECK_ALLOW_LINK_LOCAL is now called PULSE_ALLOW_LINK_LOCAL_TARGETS: rename it",
+    ]
+    both = {"PULSE_CHECK_ALLOW_PRIVATE": "false", "PULSE_ALLOW_PRIVATE_TARGETS": "true"}
+    assert Settings.from_env(both).allow_private_targets is True  # the new name wins
+    assert renamed_in_use(both) == [
+        "PULSE_CHECK_ALLOW_PRIVATE is now called PULSE_ALLOW_PRIVATE_TARGETS: it is ignored, as "
+        "PULSE_ALLOW_PRIVATE_TARGETS is set"
+    ]
+    assert renamed_in_use({}) == []
 
 
 def test_it_reports_every_bad_variable_at_once():
@@ -102,4 +127,20 @@ def test_a_process_with_a_bad_setting_stops_with_one_line(command):
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert "pulse: PULSE_METRICS_PORT: the port must be between 1 and 65535, not 70000" in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-c", "import pulse.actors"],  # what dramatiq and periodiq load first
+        [sys.executable, "-m", "pulse.cli", "health"],
+    ],
+    ids=["workers", "pulse"],
+)
+def test_a_process_started_with_a_renamed_setting_warns_once(command):
+    env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_CHECK_ALLOW_PRIVATE": "true"}
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    output = result.stdout + result.stderr
+    assert output.count("PULSE_CHECK_ALLOW_PRIVATE is now called PULSE_ALLOW_PRIVATE_TARGETS: rename it") == 1
     assert "Traceback" not in output

@@ -9,7 +9,7 @@ bare and Pulse, and the medians are compared. Uses its own vhost and database (p
 
 Both workers consume only their benchmark queue (`--queues`), so the ratio measures the
 middleware. (A dramatiq worker also pays for every idle queue it consumes: with Pulse's six queues
-and their delay queues, bare dramatiq itself loses 5-10 % on this machine.)
+and their delay queues, bare dramatiq itself loses 5-10 % on 2 cores.)
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from pulse import configfile
 from pulse.models import Component, NotificationChannel, Organization, Subscriber
-from tests.test_uptime_cli import pulse
+from tests.support.cli import pulse
 
 CORPUS = sorted((Path(__file__).parent / "configs").glob("*.yaml"))
 VALID = Path(__file__).parents[1] / "fixtures" / "acme.yaml"

@@ -1,4 +1,4 @@
-"""The uptime worker against real PostgreSQL and RabbitMQ and a local target the tests control."""
+"""Checks run and recorded (`pulse.uptime.record`): statuses, incidents, events, maintenance, late or racing results."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +21,6 @@ from pulse.models import (
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
 from pulse.net import AddressPolicy
 from pulse.uptime import record
-from pulse.uptime import schedule as scheduling
 from pulse.uptime.check import run
 from tests.conftest import HEALTHY
 
@@ -215,47 +214,6 @@ def test_the_outbox_sweep_sends_what_a_crash_left_unsent(make_component, target,
     assert Event.get_by_id(fresh.id).sent_at is None  # its own sender may still be at work
     assert events.sweep() == 0
     assert notifications_ready(settings) == 1
-
-
-def test_claims_follow_each_components_grid_and_skip_missed_slots(make_component, target):
-    on_time = make_component(target, key="on-time", interval_seconds=15, next_check_at=T0)
-    behind = make_component(target, key="behind", interval_seconds=60, next_check_at=T0 - timedelta(seconds=150))
-    make_component(target, key="later", next_check_at=T0 + timedelta(seconds=1))
-    make_component(target, key="paused", paused=True, next_check_at=T0)
-    make_component(target, key="new")
-
-    claimed = dict(scheduling.claim(T0 + timedelta(milliseconds=300)))
-
-    assert claimed == {on_time.id: T0, behind.id: T0 - timedelta(seconds=30)}
-    assert Component.get_by_id(on_time.id).next_check_at == T0 + timedelta(seconds=15)
-    assert Component.get_by_id(behind.id).next_check_at == T0 + timedelta(seconds=30)  # on its grid, not now+60
-    assert scheduling.claim(T0 + timedelta(milliseconds=300)) == []
-    assert scheduling.start_new(T0) == 1
-    assert T0 <= Component.get(Component.key == "new").next_check_at <= T0 + timedelta(seconds=30)
-
-
-def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, target):
-    for i in range(200):
-        make_component(target, key=f"c{i}", interval_seconds=15, next_check_at=T0 - timedelta(seconds=i % 15))
-    start = threading.Barrier(4)
-
-    def claimer(_):
-        start.wait()
-        claimed = []
-        try:
-            for _ in range(5):
-                with db.atomic():
-                    claimed.extend(scheduling.claim(T0, limit=17))
-        finally:
-            db.close()
-        return claimed
-
-    with ThreadPoolExecutor(4) as pool:
-        claims = [c for claimed in pool.map(claimer, range(4)) for c in claimed]
-    rest = scheduling.claim(T0)
-
-    assert len(claims + rest) == 200
-    assert len(set(claims + rest)) == 200
 
 
 def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target):

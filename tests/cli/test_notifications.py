@@ -7,8 +7,8 @@ import pytest
 from pulse.models import Event, Notification, NotificationChannel, Organization
 from pulse.models.event import STATUS_CHANGED
 from pulse.notifications import delivery
+from tests.support.cli import pulse
 from tests.support.vendors import Fail, Vendors
-from tests.test_uptime_cli import pulse
 
 
 @pytest.fixture

@@ -1,25 +1,10 @@
+"""A component's status from what its checks observe (`pulse.components.status`): thresholds and maintenance."""
+
 import pytest
 
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, State, transition
-from pulse.uptime.check import observed
 
 O, D, M, W = OPERATIONAL, DEGRADED, MAJOR_OUTAGE, MAINTENANCE  # noqa: E741 - a table reads better
-
-
-@pytest.mark.parametrize(
-    "failed, error, expected",
-    [
-        ([], None, O),
-        ([True], None, D),
-        ([True, True], None, D),
-        ([False], None, M),
-        ([True, False], None, M),
-        ([], "timed out after 5.0 s", M),
-        ([True], "connection refused", M),
-    ],
-)
-def test_a_check_observes_a_status(failed, error, expected):
-    assert observed(failed, error) == expected
 
 
 def run(start, seen, failure=3, success=2, maintenance=()):

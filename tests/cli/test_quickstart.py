@@ -9,16 +9,14 @@ import shutil
 import signal
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 
 from pulse import rabbitmq
 from pulse.models import Incident, Notification
 from tests.support.wait import wait_for
-from tests.support.worker import free_port
+from tests.support.worker import ROOT, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".ci-venv", ".tox", "__pycache__", "*.egg-info", ".*_cache")
 INSTALL_AND_RUN_S = 300  # a fresh virtualenv and `pip install`, then the demo's first outage
 

@@ -4,7 +4,8 @@ import pytest
 
 from pulse import configfile
 from pulse.errors import ConfigError
-from pulse.models import Component, NotificationChannel, Subscriber
+from pulse.models import Component, NotificationChannel, Organization, Subscriber
+from pulse.notifications.channels import CHANNELS, SUBSCRIBER_KINDS
 
 P256DH = "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM"
 AUTH = "tBHItJI5svbpez7KI4CCXg"
@@ -164,3 +165,14 @@ def test_an_invalid_file_changes_nothing(database, monkeypatch):
     with pytest.raises(ConfigError):
         apply(FILE.replace("to: [ops@acme.example, cto@acme.example]", "to: [nobody]"))
     assert [(c.key, c.settings) for c in NotificationChannel.select().order_by(NotificationChannel.key)] == before
+
+
+def test_the_database_takes_every_kind_the_channels_registry_offers(database):
+    """A kind added to `CHANNELS` without the migration widening the database's CHECKs fails here."""
+    organization = Organization.create(slug="acme", name="Acme")
+    for kind in CHANNELS:
+        NotificationChannel.create(organization=organization, key=kind, type=kind)
+    for field, channel in SUBSCRIBER_KINDS.items():
+        Subscriber.create(organization=organization, kind=channel.kind, address=f"the {field} address")
+    assert NotificationChannel.select().count() == len(CHANNELS) == 7
+    assert sorted(s.kind for s in Subscriber.select()) == ["email", "push", "sms", "webhook"]

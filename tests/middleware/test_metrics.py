@@ -1,0 +1,43 @@
+"""The metrics middleware: queue depths scraped from RabbitMQ, and the metric directories of past runs removed."""
+
+import os
+
+import pika
+
+from pulse import rabbitmq
+from pulse.middleware import metrics
+from pulse.middleware.metrics import remove_stale_directories, run_directory
+
+
+def test_a_scrape_with_rabbitmq_unreachable_answers_broker_down_after_one_attempt(settings, monkeypatch):
+    connecting = []
+
+    def refuse(parameters):
+        connecting.append(parameters.connection_attempts)
+        raise pika.exceptions.AMQPConnectionError("refused")
+
+    monkeypatch.setattr(pika, "BlockingConnection", refuse)
+    families = {family.name: family for family in metrics.QueueDepth(settings).collect()}
+    assert set(families) == {"worker_broker_up"}  # no depth at all rather than a false 0
+    assert [sample.value for sample in families["worker_broker_up"].samples] == [0]
+    assert connecting == [1]
+
+
+def test_a_scrape_reads_each_queue_and_dead_letter_queue(settings, rabbit):
+    families = {family.name: family for family in metrics.QueueDepth(settings).collect()}
+    assert [sample.value for sample in families["worker_broker_up"].samples] == [1]
+    assert {s.labels["queue_name"] for s in families["worker_queue_depth"].samples} == set(rabbitmq.QUEUES)
+    assert {s.labels["queue_name"] for s in families["worker_dead_letters"].samples} == set(rabbitmq.QUEUES)
+
+
+def test_only_the_directories_of_live_runs_are_kept(tmp_path):
+    live = run_directory(str(tmp_path))  # this process's parent: alive
+    reused_pid = tmp_path / f"{os.getppid()}-1"  # same pid, another start time: an older run
+    gone = tmp_path / "999999999-5"
+    for directory in (live, reused_pid, gone):
+        os.makedirs(directory)
+        (tmp_path / directory / "counter_1.db").write_bytes(b"")
+
+    remove_stale_directories(str(tmp_path))
+
+    assert sorted(os.listdir(tmp_path)) == [os.path.basename(live)]

@@ -1,0 +1,68 @@
+"""The retries middleware on the StubBroker: errors retried with backoff, capped below the consumer timeout."""
+
+import time
+
+import dramatiq
+import pytest
+from dramatiq.middleware import MiddlewareError
+
+from pulse.errors import TransientError
+from pulse.middleware.retries import MAX_BACKOFF
+from pulse.models import FailedMessage
+from tests.middleware import run
+
+
+def test_a_transient_error_is_retried_then_dead_lettered(stub_broker, stub_worker):
+    calls = []
+
+    @dramatiq.actor(broker=stub_broker, queue_name="cleanup", min_backoff=10)
+    def flaky(key):
+        calls.append(time.monotonic())
+        raise TransientError("vendor answered 503")
+
+    message = flaky.send("k")
+    run(stub_broker, stub_worker)
+
+    assert len(calls) == 1 + 3
+    row = FailedMessage.get(FailedMessage.message_id == message.message_id)
+    assert (row.attempts, row.error_type, row.error_message) == (4, "TransientError", "vendor answered 503")
+
+
+def test_an_unexpected_exception_is_retried_like_a_transient_one(stub_broker, stub_worker):
+    calls = []
+
+    @dramatiq.actor(broker=stub_broker, queue_name="cleanup", min_backoff=10, max_retries=1)
+    def buggy():
+        calls.append(1)
+        return {}["missing"]
+
+    buggy.send()
+    run(stub_broker, stub_worker)
+
+    assert len(calls) == 2
+    assert FailedMessage.get().error_type == "KeyError"
+
+
+def test_a_success_after_a_retry_leaves_no_dead_letter(stub_broker, stub_worker):
+    calls = []
+
+    @dramatiq.actor(broker=stub_broker, queue_name="cleanup", min_backoff=10)
+    def second_time_lucky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise TransientError("first attempt fails")
+
+    second_time_lucky.send()
+    run(stub_broker, stub_worker)
+
+    assert len(calls) == 2
+    assert FailedMessage.select().count() == 0
+    assert stub_broker.dead_letters == []
+
+
+def test_retry_backoff_is_capped_below_the_consumer_timeout(stub_broker):
+    with pytest.raises(MiddlewareError, match="max_backoff"):
+
+        @dramatiq.actor(broker=stub_broker, queue_name="cleanup", max_backoff=MAX_BACKOFF + 1)
+        def patient():
+            pass

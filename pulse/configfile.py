@@ -27,6 +27,7 @@ from pulse.spec import Slug, Strict, unique
 from pulse.uptime import spec as uptime
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_DEPTH = 20  # the file's own shape is 6 deep; the rest is room for header maps and the like
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -87,50 +88,87 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         keys = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict):
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    "a key must be a plain value (text or a number), not a list or a mapping",
+                    key_node.start_mark,
+                )
             if key in keys:
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             keys.add(key)
         return super().construct_mapping(node, deep)
 
 
-def load(text: str) -> ConfigFile:
-    """Parse and validate a configuration file; ConfigError lists every problem, one per line."""
+def load(source: str | bytes) -> ConfigFile:
+    """Parse and validate a configuration file (UTF-8 text); ConfigError lists every problem, one
+    per line, and never repeats a value (it may be a secret)."""
+    text = _text(source)
     if len(text.encode()) > MAX_FILE_BYTES:
         raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
+        if not isinstance(data, dict):
+            raise ConfigError("the file must be a mapping with an `organizations` list")
+        if _depth(data) > MAX_DEPTH:
+            raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep")
+        problems: list[str] = []
+        data = _expand(data, "", problems)
+        if problems:
+            raise ConfigError("\n".join(problems))
+        return ConfigFile.model_validate(data)
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {_yaml_problem(e)}") from None
-    if not isinstance(data, dict):
-        raise ConfigError("the file must be a mapping with an `organizations` list")
-    missing: list[str] = []
-    data = _expand(data, "", missing)
-    if missing:
-        raise ConfigError("\n".join(missing))
-    try:
-        return ConfigFile.model_validate(data)
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep") from None
     except ValidationError as e:
         raise ConfigError("\n".join(_problem(error) for error in e.errors())) from None
 
 
-def _expand(value: Any, path: str, missing: list[str]) -> Any:
-    """``value`` with each ``${NAME}`` in its texts replaced by the environment variable NAME;
-    a variable that is not set is added to ``missing``, with its path."""
+def _text(source: str | bytes) -> str:
+    if isinstance(source, str):
+        return source
+    try:
+        return source.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"the file is not UTF-8 text (byte 0x{source[e.start]:02x} at offset {e.start})") from None
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and mappings nest in ``value`` (a scalar is 0), without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            todo.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _expand(value: Any, path: str, problems: list[str]) -> Any:
+    """``value`` with each ``${NAME}`` in its texts replaced by the environment variable NAME. A
+    variable that is not set, and a NUL character (which no text may hold), are added to
+    ``problems`` with their path."""
     if isinstance(value, dict):
-        return {key: _expand(item, f"{path}.{key}" if path else str(key), missing) for key, item in value.items()}
+        return {key: _expand(item, f"{path}.{key}" if path else str(key), problems) for key, item in value.items()}
     if isinstance(value, list):
-        return [_expand(item, f"{path}[{index}]", missing) for index, item in enumerate(value)]
-    if not isinstance(value, str) or "${" not in value:
+        return [_expand(item, f"{path}[{index}]", problems) for index, item in enumerate(value)]
+    if not isinstance(value, str):
         return value
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
-            missing.append(f"{path}: the environment variable {name} is not set")
+            problems.append(f"{path}: the environment variable {name} is not set")
             return ""
         return os.environ[name]
 
-    return _REFERENCE.sub(replace, value)
+    expanded = _REFERENCE.sub(replace, value) if "${" in value else value
+    if "\x00" in expanded:
+        problems.append(f"{path}: a NUL character is not allowed in a text")
+    return expanded
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:

@@ -4,6 +4,7 @@ path or query may hold a token)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from datetime import timedelta
@@ -12,7 +13,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pulse.net import urls
+from pulse.net.exchange import check_header
+
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+MAX_DURATION = timedelta(days=3650)  # far beyond any setting, far below what timedelta can hold
 _DURATION = re.compile(r"(\d+)(ms|s|m|h)")
 
 Slug = Annotated[str, Field(pattern=SLUG)]
@@ -25,7 +30,8 @@ class Strict(BaseModel):
 
 
 def http_url(value: str) -> str:
-    """An http(s) URL with a host; the text never echoes the URL (it may hold a token)."""
+    """An http(s) URL with a host, that the requests Pulse makes accept as they will use it; the
+    text never echoes the URL (it may hold a token)."""
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 - raises on a bad port
@@ -33,7 +39,21 @@ def http_url(value: str) -> str:
         raise ValueError("not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("must be an http:// or https:// URL with a host")
+    try:
+        urls.parse(value)
+    except urls.FetchError as e:
+        raise ValueError(str(e).replace("invalid URL", "not a valid URL", 1)) from None
     return value
+
+
+def header(name: str, value: str) -> None:
+    """Refuse a request header the requests Pulse makes would refuse; the text names the header,
+    never its value (it may be a token)."""
+    try:
+        check_header(name, value)
+    except urls.FetchError as e:
+        reason = str(e).partition(": ")[2] or "it cannot be sent in an HTTP request"
+        raise ValueError(f"the header {name!r} is not valid: {reason}") from None
 
 
 def unique(values: Iterable[str], what: str) -> None:
@@ -46,16 +66,25 @@ def unique(values: Iterable[str], what: str) -> None:
 
 
 def parse_duration(value: Any) -> timedelta:
-    """``30s``, ``5m``, ``1h30m``, ``500ms``, or a number of seconds."""
+    """``30s``, ``5m``, ``1h30m``, ``500ms``, or a number of seconds (at most `MAX_DURATION`)."""
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 30s, 5m or 1h")
     if isinstance(value, int | float):
-        return timedelta(seconds=value)
-    text = str(value).strip()
-    if not text or _DURATION.sub("", text):
-        raise ValueError(f"{text!r} is not a duration (use e.g. 30s, 5m, 1h30m)")
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-    return timedelta(seconds=sum(int(n) * units[unit] for n, unit in _DURATION.findall(text)))
+        seconds = value
+    else:
+        text = str(value).strip()
+        if not text or len(text) > 100 or _DURATION.sub("", text):
+            shown = text if len(text) <= 100 else text[:20] + "..."
+            raise ValueError(f"{shown!r} is not a duration (use e.g. 30s, 5m, 1h30m)")
+        units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+        seconds = sum(int(n) * units[unit] for n, unit in _DURATION.findall(text))
+    try:
+        seconds = float(seconds)
+    except OverflowError:  # an integer too large for a float
+        seconds = math.inf
+    if not math.isfinite(seconds) or abs(seconds) > MAX_DURATION.total_seconds():
+        raise ValueError(f"a duration must be finite and at most {MAX_DURATION.days} days")
+    return timedelta(seconds=seconds)
 
 
 def within(low: timedelta, high: timedelta) -> Callable[[timedelta], timedelta]:

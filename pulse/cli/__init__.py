@@ -10,7 +10,7 @@ import pika.exceptions
 import psycopg
 
 from pulse.cli import apply, check, dlq, notifications, ops, run, status
-from pulse.cli.output import fail, first_line
+from pulse.cli.output import echo, fail, first_line
 from pulse.config import get_settings, redact, renamed_in_use
 from pulse.errors import ConfigError
 
@@ -20,7 +20,7 @@ class PulseGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         for warning in renamed_in_use():
-            click.echo(f"pulse: warning: {warning}", err=True)
+            echo(f"pulse: warning: {warning}", err=True)
         try:
             return super().invoke(ctx)
         except ConfigError as e:

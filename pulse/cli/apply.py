@@ -6,13 +6,14 @@ import sys
 from typing import Any
 
 import click
+import peewee
 
-from pulse.cli.output import settings
+from pulse.cli.output import echo, fail, first_line, settings
 from pulse.errors import ConfigError
 
 
 @click.command("apply")
-@click.option("-f", "--file", "path", type=click.File("r", encoding="utf-8"), required=True, help="YAML file.")
+@click.option("-f", "--file", "path", type=click.File("rb"), required=True, help="YAML file (UTF-8).")
 @click.option("--prune", is_flag=True, help="Also delete what the file does not name.")
 def apply_file(path: Any, prune: bool) -> None:
     """Declare organizations, components, channels and subscribers from a file: all of it, or nothing."""
@@ -23,14 +24,17 @@ def apply_file(path: Any, prune: bool) -> None:
         with shown(f"reading {path.name}"):
             config = configfile.load(path.read())
     except ConfigError as e:
-        click.echo(f"pulse: {path.name} is not valid, nothing was changed:", err=True)
+        echo(f"pulse: {path.name} is not valid, nothing was changed:", err=True)
         for line in str(e).splitlines():
-            click.echo(f"  {line}", err=True)
+            echo(f"  {line}", err=True)
         sys.exit(2)
     settings()
-    with shown("applying", configfile.steps(config)) as advance:
-        report = configfile.apply(config, prune=prune, advance=advance)
-    click.echo(
+    try:
+        with shown("applying", configfile.steps(config)) as advance:
+            report = configfile.apply(config, prune=prune, advance=advance)
+    except (peewee.DataError, peewee.IntegrityError) as e:  # the database refused a value: never echo it
+        fail(f"{path.name} could not be applied, nothing was changed: {first_line(e)}", code=2)
+    echo(
         f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
         f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
         + (

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from pulse.cli.output import fail, print_json, settings
+from pulse.cli.output import echo, fail, print_json, settings
 from pulse.config import get_settings
 
 
@@ -74,10 +74,10 @@ def check_now(
         print_json(report)
     else:
         if outcome.error:
-            click.echo(f"error: {outcome.error}")
+            echo(f"error: {outcome.error}")
         for r in outcome.results:
-            click.echo(f"{'PASS' if r.success else 'FAIL'}  {r.resolved}")
-        click.echo(f"{outcome.seen} in {report['response_time_ms']} ms")
+            echo(f"{'PASS' if r.success else 'FAIL'}  {r.resolved}")
+        echo(f"{outcome.seen} in {report['response_time_ms']} ms")
     sys.exit(0 if outcome.success else 1)
 
 

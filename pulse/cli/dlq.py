@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pulse.cli.output import fail, print_json, print_table, settings
+from pulse.cli.output import echo, fail, print_json, print_table, settings
 
 
 @click.group()
@@ -91,8 +91,8 @@ def dlq_show(message: str, as_json: bool) -> None:
         return
     trace = data.pop("traceback")
     for key, value in data.items():
-        click.echo(f"{key:>14}: {json.dumps(value, default=str) if isinstance(value, dict | list) else value}")
-    click.echo(f"\n{trace}")
+        echo(f"{key:>14}: {json.dumps(value, default=str) if isinstance(value, dict | list) else value}")
+    echo(f"\n{trace}")
 
 
 @dlq.command("requeue")
@@ -111,11 +111,11 @@ def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) 
     rows = deadletters.pending(queue) if everything else [find_dead(m) for m in messages]
     for row in rows:
         if row.requeued_at is not None:
-            click.echo(f"pulse: message {row.id} was already requeued at {row.requeued_at:%Y-%m-%d %H:%M:%S}", err=True)
+            echo(f"pulse: message {row.id} was already requeued at {row.requeued_at:%Y-%m-%d %H:%M:%S}", err=True)
     broker = setup_broker(current)
     with shown("requeueing", len(rows)) as advance:
         count = deadletters.requeue(current, broker, rows, advance=advance)
-    click.echo(f"requeued {count} message(s)")
+    echo(f"requeued {count} message(s)")
 
 
 @dlq.command("purge")
@@ -131,7 +131,7 @@ def dlq_purge(queue: str | None, yes: bool) -> None:
     if not yes:
         click.confirm(f"Delete every dead message of {', '.join(targets)}?", abort=True)
     rows, dropped = deadletters.purge(current, targets)
-    click.echo(f"deleted {rows} record(s), dropped {dropped} message(s) from the dead-letter queues")
+    echo(f"deleted {rows} record(s), dropped {dropped} message(s) from the dead-letter queues")
 
 
 COMMANDS = [dlq]

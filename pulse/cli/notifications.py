@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pulse.cli.output import fail, print_json, print_table, settings
+from pulse.cli.output import echo, fail, print_json, print_table, settings
 
 
 @click.group()
@@ -29,7 +29,7 @@ def notify_test(channel: str) -> None:
         sent, elapsed_ms = send_test(found, current)
     except TransportError as e:
         fail(f"not sent: {e}")
-    click.echo(
+    echo(
         f"sent through {found.type} channel {found.key} in {elapsed_ms:.0f} ms"
         + (f": {sent.reference}" if sent.reference else "")
     )

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from pulse.cli.output import print_json, print_table, settings
+from pulse.cli.output import echo, print_json, print_table, settings
 
 
 @click.command()
@@ -17,9 +17,9 @@ def migrate() -> None:
     applied = run_migrations(settings())
     if applied:
         for name in applied:
-            click.echo(f"applied {name}")
+            echo(f"applied {name}")
     else:
-        click.echo("database is up to date")
+        echo("database is up to date")
 
 
 @click.command()
@@ -37,7 +37,7 @@ def queues(as_json: bool) -> None:
         [[r.queue, r.ready, r.unacked, r.delayed, r.dead, r.consumers] for r in rows],
     )
     if note:
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
 
 
 @click.command()
@@ -52,7 +52,7 @@ def health(as_json: bool) -> None:
         print_json({"healthy": healthy, "checks": [vars(p) for p in probes]})
     else:
         for p in probes:
-            click.echo(f"{p.name:<10} {'ok  ' if p.ok else 'FAIL'} {p.detail}")
+            echo(f"{p.name:<10} {'ok  ' if p.ok else 'FAIL'} {p.detail}")
     sys.exit(0 if healthy else 1)
 
 

@@ -1,8 +1,14 @@
-"""What every command shares: the settings, one-line failures, JSON and tables on stdout."""
+"""What every command shares: the settings, one-line failures, JSON and tables on stdout.
+
+Every text shown goes through `printable`: a name, a title or a provider's reply may hold
+terminal escape sequences (to retitle or clear the screen) or bidirectional overrides (to disguise
+what it says), which are shown as ``\\xNN`` or ``\\uNNNN`` instead of acting on the terminal.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -14,10 +20,27 @@ from pulse.config import Settings, get_settings
 
 console = Console()
 
+# C0 and C1 control characters (but tab and newline), DEL, and the bidirectional controls.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
+_UNPRINTABLE_IN_A_CELL = re.compile(f"[\\t\\n{_CONTROLS}]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` that cannot act on a terminal: each control character shown as its escape.
+    ``one_line`` also escapes tabs and newlines (a table cell, a listing of one line per row)."""
+    pattern = _UNPRINTABLE_IN_A_CELL if one_line else _UNPRINTABLE
+    return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """Print a line on stdout (stderr with ``err``), made `printable`."""
+    click.echo(printable(text), err=err)
+
 
 def fail(text: str, code: int = 1) -> NoReturn:
     """Print ``pulse: text`` on stderr and exit with ``code`` (2: usage or configuration)."""
-    click.echo(f"pulse: {text}", err=True)
+    echo(f"pulse: {text}", err=True)
     sys.exit(code)
 
 
@@ -42,7 +65,7 @@ def print_json(data: Any) -> None:
 def print_table(columns: list[str], rows: list[list[Any]]) -> None:
     table = Table(*columns, box=None, header_style="bold")
     for row in rows:
-        table.add_row(*("-" if v is None else str(v) for v in row))
+        table.add_row(*("-" if v is None else printable(str(v), one_line=True) for v in row))
     console.print(table)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 
 import click
 
-from pulse.cli.output import settings
+from pulse.cli.output import echo, settings
 
 SCHEDULER = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
 
@@ -72,7 +72,7 @@ def run_command(processes: int, threads: int) -> None:
     from pulse.db import migrate as run_migrations
 
     for name in run_migrations(settings()):
-        click.echo(f"applied {name}")
+        echo(f"applied {name}")
     sys.exit(supervise(processes, threads))
 
 

@@ -8,14 +8,20 @@ from typing import Any
 
 import peewee
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 
+from pulse.cli.output import printable
 from pulse.db import db
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
 
 SLUG = "demo"
 
 console = Console(highlight=False, soft_wrap=True)
+
+
+def escape(text: str) -> str:
+    """A name, a title or an error, shown as it is: neither markup nor terminal escape sequences."""
+    return escape_markup(printable(text, one_line=True))
 
 
 def received(payload: dict[str, Any], signed: bool) -> None:

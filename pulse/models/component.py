@@ -20,6 +20,7 @@ class Component(BaseModel):
     url = TextField(null=True)
     method = CharField(max_length=8, default="GET")
     headers = JSONField(default=dict)
+    forward_headers = BooleanField(default=False)  # sent on a redirect to another origin too
     body = TextField(null=True)
     interval_seconds = IntegerField(default=60)
     timeout_ms = IntegerField(default=10000)

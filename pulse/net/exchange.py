@@ -64,6 +64,9 @@ class Request:
       body: sent as given, a text UTF-8 encoded (set Content-Type in ``headers``).
       timeout_s: seconds; the connect timeout, the read timeout and the deadline of the whole
         request (every redirect hop and the body read included).
+      forward_headers: send ``headers`` on a redirect to another origin too; by default they are
+        dropped there (an API key meant for one host must not reach another), but for those that
+        only describe the request (User-Agent, Accept, Content-Type...).
     """
 
     method: str
@@ -71,14 +74,36 @@ class Request:
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     body: str | bytes | None = None
     timeout_s: float = 10.0
+    forward_headers: bool = False
 
 
 # --- the request -------------------------------------------------------------------------------
 
 _HEADER_NAME = re.compile(r"[^:\s][^:\r\n]*")
 _HEADER_VALUE = re.compile(r"(?:\S[^\r\n]*)?")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # in a header value: every control character but tab
 _STRIPPED_ON_REDIRECT = frozenset({"cookie", "proxy-authorization"})
+# Headers of a request's own that describe it rather than vouch for it: kept on a hop to another origin.
+_PUBLIC = frozenset({"user-agent", "accept", "accept-encoding", "accept-language", "content-type"})
 _CONTENT_HEADERS = frozenset({"content-length", "content-type", "transfer-encoding"})
+
+
+def check_header(name: str, value: str) -> None:
+    """`FetchError` for a header that cannot be sent: a name that is not a token, a value with a line
+    break, or one that is not Latin-1 (HTTP/1.1 header bytes). The text never repeats the value."""
+    if not (
+        isinstance(name, str)
+        and isinstance(value, str)
+        and name.isascii()
+        and _HEADER_NAME.fullmatch(name)
+        and _HEADER_VALUE.fullmatch(value)
+        and not _CONTROL.search(value)
+    ):
+        raise FetchError("invalid header")
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise FetchError("invalid header: its value is not Latin-1 text") from None
 
 
 def _headers(given: Mapping[str, str], method: str, data: bytes | None, auth: str | None) -> list[tuple[str, str]]:
@@ -91,14 +116,7 @@ def _headers(given: Mapping[str, str], method: str, data: bytes | None, auth: st
         "connection": ("Connection", "close"),
     }
     for name, value in given.items():
-        if not (
-            isinstance(name, str)
-            and isinstance(value, str)
-            and name.isascii()
-            and _HEADER_NAME.fullmatch(name)
-            and _HEADER_VALUE.fullmatch(value)
-        ):
-            raise FetchError("invalid header")
+        check_header(name, value)
         merged[name.lower()] = (name, value)
     if data:
         merged["content-length"] = ("Content-Length", str(len(data)))
@@ -134,11 +152,12 @@ def _redirect(
     headers: list[tuple[str, str]],
     data: bytes | None,
     jar: CookieJar | None,
+    private: frozenset[str],
 ) -> tuple[URL, str, list[tuple[str, str]], bytes | None, CookieJar | None]:
     """The next hop after ``response``, by requests' rules: 302 and 303 turn any method but HEAD
     into GET, 301 turns POST into GET; all but 307 and 308 drop the body and its headers;
-    Authorization is dropped for another origin; the target's own Cookie header is replaced by the
-    cookies the hops set."""
+    Authorization, and the ``private`` headers (lower-case names), are dropped for another origin;
+    the target's own Cookie header is replaced by the cookies the hops set."""
     try:
         location = location.encode("latin-1").decode("utf-8")  # http.client decoded it as Latin-1
     except UnicodeError:
@@ -158,7 +177,7 @@ def _redirect(
         data = None
     upgrade = (url.scheme, url.port, new.scheme, new.port) == ("http", 80, "https", 443)
     if new.host != url.host or not (upgrade or (new.scheme, new.port) == (url.scheme, url.port)):
-        drop.add("authorization")
+        drop |= {"authorization", *private}
     headers = [(name, value) for name, value in headers if name.lower() not in drop]
     if jar is None and response.getheader("Set-Cookie") is not None:
         jar = CookieJar()
@@ -367,6 +386,7 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
         raw = _request(method, url, headers, data)
     except FetchError as e:
         return Response(), str(e)
+    private = frozenset() if request.forward_headers else frozenset(h.lower() for h in request.headers) - _PUBLIC
     exchange = _Exchange(request.timeout_s, url.host)
     jar: CookieJar | None = None
     status: int | None = None
@@ -382,7 +402,7 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
                 break
             if hop == MAX_REDIRECTS:
                 raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})")
-            url, method, headers, data, jar = _redirect(response, location, url, method, headers, data, jar)
+            url, method, headers, data, jar = _redirect(response, location, url, method, headers, data, jar, private)
             raw = _request(method, url, headers, data)
         status = response.status
         answered = {name.lower(): value for name, value in response.getheaders()}

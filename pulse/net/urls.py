@@ -80,6 +80,10 @@ def parse(text: str) -> tuple[URL, str | None]:
             raise FetchError("invalid URL") from None
     if not host or host.startswith(("*", ".")) or (":" not in host and _BAD_HOST_CHAR.search(host)):
         raise FetchError("invalid URL")
+    if ":" not in host and (len(host) > 253 or any(len(label) > 63 for label in host.split("."))):
+        raise FetchError("invalid URL: a host name has labels of at most 63 characters, 253 in all")
+    if port == 0:
+        raise FetchError("invalid URL: port 0")
     url = URL(scheme, host, port if port is not None else DEFAULT_PORTS[scheme], _target(parts.path, parts.query))
     return url, _basic_auth(parts.username, parts.password)
 

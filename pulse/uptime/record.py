@@ -39,8 +39,8 @@ SELECT c.id, c.organization_id, c.key, c.name, c.auto_incident, c.status, c.cons
        c.consecutive_successes, c.failure_threshold, c.success_threshold,
        EXISTS (SELECT 1 FROM maintenance_window m
                WHERE m.component_id = c.id AND m.starts_at <= %(now)s AND m.ends_at > %(now)s),
-       c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.body, c.timeout_ms, c.conditions,
-       c.extract, c.last_checked_at,
+       c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.forward_headers, c.body, c.timeout_ms,
+       c.conditions, c.extract, c.last_checked_at,
        EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = %(slot)s)
 FROM component c
 WHERE c.id = %(id)s
@@ -57,7 +57,7 @@ def load(component_id: int, scheduled_at: datetime, *, lock: bool = False) -> Lo
         return None
     (cid, organization_id, key, name, auto_incident, current, failures, successes, failure_threshold,
      success_threshold, in_maintenance) = values[:11]  # fmt: skip
-    checkable, method, url, headers, body, timeout_ms, texts, extract, last_checked_at, recorded = values[11:]
+    checkable, method, url, headers, forward, body, timeout_ms, texts, extract, last_checked_at, recorded = values[11:]
     snapshot = changes.Snapshot(
         id=cid,
         organization_id=organization_id,
@@ -72,7 +72,7 @@ def load(component_id: int, scheduled_at: datetime, *, lock: bool = False) -> Lo
     return Loaded(
         component=snapshot,
         checkable=checkable,
-        request=Request(method=method, url=url or "", headers=headers or {}, body=body, timeout_s=timeout_ms / 1000),
+        request=Request(method, url or "", headers or {}, body, timeout_ms / 1000, forward_headers=forward),
         conditions=texts,
         extract=extract or {},
         last_checked_at=last_checked_at,

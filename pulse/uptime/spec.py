@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
-from pulse.spec import Slug, Strict, http_url, parse_duration, within
+from pulse.spec import Slug, Strict, header, http_url, parse_duration, within
 from pulse.uptime import conditions
 from pulse.uptime.check import DEFAULT_CONDITIONS
 
@@ -56,6 +56,7 @@ class ComponentSpec(Strict):
     url: str | None = Field(None, max_length=2048)
     method: str = "GET"
     headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    forward_headers: bool = False
     body: str | None = Field(None, max_length=65536)
     interval: Interval = timedelta(seconds=60)
     timeout: Timeout = timedelta(seconds=10)
@@ -82,11 +83,12 @@ class ComponentSpec(Strict):
     @field_validator("headers")
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, header in value.items():
+        for name, text in value.items():
             if not _HEADER_NAME.match(name):
                 raise ValueError(f"{name!r} is not a valid header name")
-            if "\r" in header or "\n" in header or len(header) > 8192:
+            if "\r" in text or "\n" in text or len(text) > 8192:
                 raise ValueError(f"the value of {name} has a line break or is over 8192 characters")
+            header(name, text)
         return value
 
     @field_validator("conditions")
@@ -148,6 +150,7 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         "url": spec.url,
         "method": spec.method,
         "headers": spec.headers,
+        "forward_headers": spec.forward_headers,
         "body": spec.body,
         "interval_seconds": round(spec.interval.total_seconds()),
         "timeout_ms": round(spec.timeout.total_seconds() * 1000),

@@ -17,7 +17,7 @@ from tests.support.env import ENV, NAMESPACE
 from tests.support.wait import wait_for
 from tests.support.worker import ROOT, WorkerProcess, free_port
 
-MIGRATIONS = "applied 0001_initial\napplied 0002_uptime\napplied 0003_notifications\n"
+MIGRATIONS = "".join(f"applied {path.stem}\n" for path in sorted((ROOT / "pulse" / "migrations").glob("0*.py")))
 
 
 @pytest.fixture

@@ -104,6 +104,22 @@ def test_statuses_are_colored_when_color_is_forced_unless_no_color(components):
     assert "MAJOR_OUTAGE" in plain and RED not in plain and YELLOW not in plain
 
 
+@pytest.mark.parametrize("env", [{}, {"FORCE_COLOR": "1", "COLUMNS": "200"}], ids=["piped", "terminal"])
+def test_names_cannot_drive_the_terminal(env, database):
+    """A name may hold escape sequences (retitle the window, clear the screen) or a bidirectional
+    override: each shows as its escape, on one line, and acts on nothing."""
+    hostile = "Shop\x1b]0;pwned\x07\x1b[2J\u202eevil\nline"
+    organization = Organization.create(slug="acme", name=hostile)
+    component = Component.create(organization=organization, key="shop", name=hostile, url="https://s.example/")
+    Incident.create(organization=organization, component=component, title=hostile, automatic=True)
+
+    shown = pulse("status", **env).stdout
+
+    assert "\x1b]" not in shown and "\x1b[2J" not in shown and "\u202e" not in shown and "\x07" not in shown
+    assert shown.count("\\x1b]0;pwned\\x07\\x1b[2J\\u202eevil\\nline") == 2  # the name and the incident
+    assert len(shown.strip().splitlines()) == 2  # the header and one row
+
+
 def test_a_narrow_terminal_leaves_names_out_and_cuts_no_figure(components):
     def on_terminal(columns):
         shown = pulse("status", FORCE_COLOR="1", COLUMNS=columns).stdout

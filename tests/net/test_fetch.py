@@ -314,11 +314,21 @@ def test_it_reports_an_invalid_header():
     assert (response.status, error) == (None, "invalid header")
 
 
-@pytest.mark.parametrize("headers", [{"X-Price": "5 €"}, {"X-Naïve": "1"}, {"X-Line": "a\n"}, {"X-Lead": " a"}])
-def test_it_reports_a_header_it_cannot_send(headers):
+@pytest.mark.parametrize(
+    ("headers", "reason"),
+    [
+        ({"X-Price": "5 €"}, "invalid header: its value is not Latin-1 text"),
+        ({"X-Naïve": "1"}, "invalid header"),
+        ({"X-Line": "a\n"}, "invalid header"),
+        ({"X-Lead": " a"}, "invalid header"),
+        ({"X-Escape": "a\x1b[2Jb"}, "invalid header"),
+        ({"X-Nul": "a\x00b"}, "invalid header"),
+    ],
+)
+def test_it_reports_a_header_it_cannot_send(headers, reason):
     response, error = get("http://127.0.0.1/", headers=headers)
 
-    assert (response.status, error) == (None, "invalid header")
+    assert (response.status, error) == (None, reason)
 
 
 def test_it_reports_an_unsupported_method():
@@ -441,6 +451,27 @@ def test_it_drops_credentials_on_a_redirect_to_another_host(target):
     get(f"http://user:s3cret@127.0.0.1:{target.port}/go")
 
     assert [("authorization" in r.headers) for r in target.received] == [True, True, True, False]
+
+
+@pytest.mark.parametrize("forward", [False, True])
+def test_configured_headers_stay_with_their_origin_unless_forwarded(target, forward):
+    target.redirect("/go", f"http://localhost:{target.port}/final")  # another origin: another host
+    target.redirect("/same", "/final")
+    target.answer("/final", body=b"done")
+    headers = {"X-Api-Key": "k-123", "Accept": "application/json", "User-Agent": "probe/1"}
+
+    get(target.url("/same"), headers=headers, forward_headers=forward)
+    get(target.url("/go"), headers=headers, forward_headers=forward)
+
+    assert [r.headers.get("x-api-key") for r in target.received] == [
+        "k-123",
+        "k-123",
+        "k-123",
+        "k-123" if forward else None,
+    ]
+    assert all(
+        r.headers["accept"] == "application/json" and r.headers["user-agent"] == "probe/1" for r in target.received
+    )
 
 
 # --- the address guard -------------------------------------------------------------------------

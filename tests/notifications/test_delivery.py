@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import time
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
@@ -17,6 +18,7 @@ from pulse.notifications.channels import webhook
 from pulse.notifications.channels.notice import CRITICAL
 from pulse.notifications.channels.text import COLORS
 from pulse.notifications.delivery import Defer
+from tests.support.cli import pulse
 from tests.support.vendors import Fail, Hang, Vendors
 
 SINCE = "2026-12-01T14:03:00+00:00"
@@ -385,6 +387,29 @@ def test_no_secret_reaches_the_error_texts(acme, vendors, config):
 
     texts = [str(raised.value), row(notification_id).last_error, row(notification_id).destination]
     assert not any("hunter2" in text or "0123456789abcdef" in text for text in texts)
+
+
+@pytest.mark.parametrize("kind", ["slack", "webhook"])
+def test_a_reply_that_echoes_the_secret_path_is_stored_without_it(kind, acme, vendors, config):
+    """Some frameworks answer "Cannot POST /hook/<token>": the token must not reach the row, the
+    channel's last error, the dead letter or the listing."""
+    url = vendors.slack_hook() if kind == "slack" else vendors.webhook_receiver() + "?key=k3y-k3y-k3y-k3y"
+    parts = urllib.parse.urlsplit(url)
+    secrets = [parts.path.rsplit("/", 1)[1], *([parts.query.partition("=")[2]] if parts.query else [])]
+    notification_id = one_notification(acme, kind, {"url": url})
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    echoed = f"Cannot POST {target} (token {secrets[0]}, {urllib.parse.quote(parts.path)})"
+    vendors.script(kind, Fail(404, body=echoed.encode()))
+
+    with pytest.raises(PermanentError) as raised:
+        deliver(notification_id, config)
+
+    texts = [str(raised.value), row(notification_id).last_error, NotificationChannel.get().last_error]
+    listed = pulse("notifications")
+    assert listed.returncode == 0
+    for text in [*texts, listed.stdout]:
+        assert not any(secret in text for secret in secrets), text
+    assert "answered 404: Cannot POST ***" in texts[0] and texts[0].endswith("(token ***, ***)")
 
 
 # --- claims and pacing -------------------------------------------------------------------------

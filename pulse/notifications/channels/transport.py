@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 import email.utils
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pulse
 from pulse.errors import PulseError
@@ -27,6 +29,8 @@ MAX_RETRY_AFTER_S = 20 * 60.0
 """A provider's Retry-After is honoured up to this (a delayed message waits in worker memory)."""
 USER_AGENT = f"Pulse/{pulse.__version__} (notifications)"
 JSON = {"Content-Type": "application/json; charset=utf-8"}
+_CREDENTIAL = re.compile(r"auth|key|token|secret|signature|password", re.IGNORECASE)
+_SECRET_MIN = 8  # characters: shorter parts of a URL (/api, /v1) are words, not secrets
 # Statuses worth another attempt besides 5xx: timeout, conflict (e.g. Resend's concurrent idempotent requests).
 _TRANSIENT = frozenset({408, 409, 425})
 
@@ -148,7 +152,7 @@ def post(
     status = response.status or 0
     if 200 <= status < 300:
         return response
-    why = _clean((reason or text)(response))
+    why = _clean(redact((reason or text)(response), secrets(url, headers)))
     described = f"{vendor} answered {status}" + (f": {why}" if why else "")
     if status == 429:
         raise TransportError(described, retry_after=retry_after(response))
@@ -201,6 +205,31 @@ def retry_after(response: Response, now: float | None = None) -> float:
     if seconds is None or seconds != seconds:  # absent or NaN
         seconds = 1.0
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def secrets(url: str, headers: Mapping[str, str]) -> list[str]:
+    """What a request holds that a reply must not repeat: the URL's path and query and their long
+    parts (a webhook's path is often its token), its password, and the values of credential headers,
+    as sent and percent-decoded."""
+    found = []
+    try:
+        parts = urlsplit(url)
+        found += [parts.path, parts.query, parts.password or ""]
+        found += parts.path.split("/") + [value for _, value in parse_qsl(parts.query)]
+    except ValueError:
+        pass
+    for name, value in headers.items():
+        if _CREDENTIAL.search(name):
+            found += [value, *value.split()]
+    decoded = [unquote(value) for value in found]
+    return sorted({value for value in found + decoded if len(value) >= _SECRET_MIN}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every one of ``secrets`` replaced by ``***`` (the longest first)."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
 
 
 def _clean(reason: str, limit: int = 300) -> str:

@@ -20,6 +20,7 @@ from pulse.middleware.log_context import LogContext
 from pulse.middleware.metrics import Metrics
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
+from pulse.middleware.watchdog import Watchdog
 from pulse.rabbitmq import MAX_PRIORITY, QUEUES, amqp_url
 
 __all__ = ["QUEUES", "build_broker", "setup_broker"]
@@ -41,6 +42,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         CurrentMessage(),
         Metrics(settings=settings),
         TimeLimit(time_limit=settings.time_limit * 1000),
+        Watchdog(settings=settings, time_limit=settings.time_limit * 1000, grace_s=settings.time_limit_grace),
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),

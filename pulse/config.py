@@ -36,6 +36,8 @@ class Settings:
     rabbitmq_api_url: RabbitMQ management API (for unacked counts); derived from the broker URL.
     max_retries: retries of a transiently failing message before it is dead-lettered.
     time_limit: default time limit of an actor, in seconds.
+    time_limit_grace: seconds a message may run past its time limit (stuck in code the limit cannot
+      interrupt) before its worker process is replaced.
     heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
     allow_private_targets: outgoing requests (uptime checks, and notification deliveries to
       webhooks, Slack, Discord, Teams and Web Push) may reach private and loopback addresses.
@@ -61,6 +63,7 @@ class Settings:
     rabbitmq_api_url: str = ""
     max_retries: int = 3
     time_limit: int = 300
+    time_limit_grace: int = 30
     heartbeat_max_age: int = 180
     allow_private_targets: bool = True
     allow_link_local_targets: bool = False
@@ -222,6 +225,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_retries": _number(0, 20, "the number of retries"),
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
     "time_limit": _number(1, 1500, "the time limit in seconds"),
+    "time_limit_grace": _number(1, 240, "the grace in seconds"),
     "heartbeat_max_age": _number(60, 86400, "the heartbeat age in seconds"),
     "allow_private_targets": _bool,
     "allow_link_local_targets": _bool,

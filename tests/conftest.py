@@ -38,6 +38,7 @@ TABLES = (
     "extracted_value",
     "maintenance_window",
     "failed_message",
+    "runaway_message",
     "heartbeat",
     "incident_update",
     "incident",

@@ -52,10 +52,15 @@ class Retries(dramatiq.middleware.Retries):
         super().after_process_message(broker, message, result=result, exception=exception)
 
 
-def last_attempt(broker: dramatiq.Broker, message: Any) -> bool:
-    """Whether this attempt of ``message`` is its last: if it fails transiently, the `Retries`
-    middleware dead-letters it rather than retry it (the same rule, read where it is applied)."""
+def max_retries(broker: dramatiq.Broker, message: Any) -> int:
+    """The retries ``message`` may have: its own option, else its actor's, else the `Retries`
+    middleware's default (the same rule, read where it is applied)."""
     retries = next(m for m in broker.middleware if isinstance(m, dramatiq.middleware.Retries))
     actor = broker.get_actor(message.actor_name)
-    max_retries = message.options.get("max_retries", actor.options.get("max_retries", retries.max_retries))
-    return max_retries is not None and message.options.get("retries", 0) >= max_retries
+    return int(message.options.get("max_retries", actor.options.get("max_retries", retries.max_retries)))
+
+
+def last_attempt(broker: dramatiq.Broker, message: Any) -> bool:
+    """Whether this attempt of ``message`` is its last: if it fails transiently, the `Retries`
+    middleware dead-letters it rather than retry it."""
+    return message.options.get("retries", 0) >= max_retries(broker, message)

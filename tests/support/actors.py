@@ -1,6 +1,7 @@
 """Actors for tests that run real `dramatiq pulse.actors tests.support.actors` workers."""
 
 import os
+import re
 import time
 
 import dramatiq
@@ -61,3 +62,11 @@ def two_steps(key: str, seconds: float) -> None:
     with db.atomic():
         time.sleep(seconds)
         record(key)
+
+
+@dramatiq.actor(queue_name=QUEUE, time_limit=1_000, max_retries=1)
+def stuck_in_c(key: str) -> None:
+    """Holds the GIL far past its time limit (a regular expression that backtracks for hours): the
+    time limit's exception cannot reach it, nor can any other thread of its process run."""
+    record(key)
+    re.fullmatch(r"(a+)+$", "a" * 64 + "b")

@@ -58,7 +58,7 @@ def test_workers_and_scheduler_ride_out_a_postgres_restart(make_component, targe
         vendors.wait_received("webhook", Event.select().count(), timeout=60)
         delivered = Counter(m.headers["x-pulse-delivery"] for m in vendors.received("webhook"))
         assert worker.process.poll() is None and scheduler.process.poll() is None
-        assert "Scheduler loop: OperationalError" in worker.output  # the loop met the outage and went on
+        assert "uptime loop: OperationalError" in worker.output  # the loop met the outage and went on
 
     assert FailedMessage.select().count() == 0, [(f.actor_name, f.error_message) for f in FailedMessage.select()]
     slots = Counter((c.component_id, c.scheduled_at) for c in UptimeCheck.select())

@@ -34,11 +34,13 @@ logger = logging.getLogger(__name__)
 
 MAX_SLEEP_S = 1.5  # a shorter wait for a paced slot is slept; a longer one is a delayed message
 
-# How a notification names its destination, without secrets: a URL by its host only.
+# How a notification names its destination, without secrets: a URL by its host, and the first 8
+# hex digits of its MD5 to tell two subscribers on one host (two browsers on one push service) apart.
 _URL_KINDS = ", ".join(f"'{c.kind}'" for c in CHANNELS.values() if c.address_is_url)
 _DESTINATION = f"""
     CASE WHEN {{kind}} IN ({_URL_KINDS})
          THEN {{kind}} || ' ' || coalesce(substring({{address}} from '^[a-zA-Z]+://(?:[^@/]*@)?([^/:?#]+)'), '?')
+              || ' #' || left(md5({{address}}), 8)
          ELSE {{kind}} || ' ' || {{address}} END
 """
 BROADCAST = f"""

@@ -16,7 +16,7 @@ def find_channel(name: str) -> NotificationChannel:
 def recent(limit: int, status: str | None = None) -> list[dict[str, Any]]:
     """The latest deliveries, newest first."""
     query = (
-        Notification.select(Notification, Event.type)
+        Notification.select(Notification, Event.id, Event.type)  # with Event.id, or peewee drops event_id
         .join(Event)
         .order_by(Notification.created_at.desc(), Notification.id.desc())
         .limit(limit)

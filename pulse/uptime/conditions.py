@@ -17,7 +17,7 @@ Placeholders (names are case-insensitive, as in Gatus):
   plain HTTP.
 
 Functions: `len(p)` and `has(p)` on any placeholder, either side; `pat(glob)` and `any(a, b, ...)`
-on the right side of `==` and `!=` only (unlike Gatus, which also takes them on the left).
+on either side of `==` and `!=` (`any(200, 429) == [STATUS]` is `[STATUS] == any(200, 429)`).
 
 Comparison:
 
@@ -193,6 +193,7 @@ class Condition:
     left: Operand
     operator: str
     right: Operand
+    swapped: bool = False  # written with pat() or any() on the left: `left` is what was on the right
 
     @property
     def response_time_only(self) -> bool:
@@ -227,12 +228,21 @@ def _parse(text: str) -> Condition:
         raise _ParseError(f"nothing on the left of {operator}")
     if not right_text:
         raise _ParseError(f"nothing on the right of {operator}")
+    # pat() and any() may stand on either side of == and != (as in Gatus): on the left, the sides swap.
+    swapped = operator in EQUALITY and _is_call(left_text, "pat", "any") and not _is_call(right_text, "pat", "any")
+    if swapped:
+        left_text, right_text = right_text, left_text
     left = _operand(left_text, operator, right_side=False)
     right = _operand(right_text, operator, right_side=True)
     placeholders = frozenset(side.name for side in (left, right) if isinstance(side, Placeholder))
     if not placeholders:
         raise _ParseError(f"no placeholder: a condition reads the response through one ({_USE_PLACEHOLDER})")
-    return Condition(text=text, placeholders=placeholders, left=left, operator=operator, right=right)
+    return Condition(text=text, placeholders=placeholders, left=left, operator=operator, right=right, swapped=swapped)
+
+
+def _is_call(text: str, *names: str) -> bool:
+    call = _CALL.match(text)
+    return call is not None and call.group(1) in names
 
 
 def _find_operator(text: str) -> tuple[int, int]:
@@ -320,10 +330,10 @@ def _function(text: str, name: str, operator: str, *, right_side: bool) -> Opera
         placeholder = Placeholder(text=text, name=read.name, path=read.path, function=name)
         _check_ordering(placeholder, operator)
         return placeholder
-    if not right_side:
-        raise _ParseError(f"{name}() goes on the right side, e.g. [IP] {operator} {name}(...)")
     if operator not in EQUALITY:
         raise _ParseError(f"{name}() works only with == and !=")
+    if not right_side:  # both sides are pat() or any()
+        raise _ParseError(f"{name}() compares with a placeholder on the other side, e.g. [IP] {operator} {name}(...)")
     if name == "pat":
         return _glob(text, argument)
     values = tuple(value.strip() for value in argument.split(","))
@@ -670,7 +680,10 @@ def evaluate(condition: Condition, response: Response) -> Result:
         success = left_number is not None and right_number is not None and _COMPARE[operator](left_number, right_number)
         left, right = _number_shown(condition.left, left_number), _number_shown(condition.right, right_number)
     limit = PATTERN_SHOWN if isinstance(condition.right, Glob) else VALUE_SHOWN
-    resolved = f"{_shown(condition.left, left, limit)} {operator} {_shown(condition.right, right, VALUE_SHOWN)}"
+    sides = [_shown(condition.left, left, limit), _shown(condition.right, right, VALUE_SHOWN)]
+    if condition.swapped:
+        sides.reverse()
+    resolved = f"{sides[0]} {operator} {sides[1]}"
     return Result(condition=condition.text, success=success, resolved=resolved)
 
 

@@ -48,13 +48,18 @@ def test_notifications_lists_recent_deliveries(database):
 
     assert listed.returncode == 0, listed.stderr
     [row] = json.loads(listed.stdout)
-    assert (row["id"], row["event"], row["destination"], row["status"], row["attempts"], row["last_error"]) == (
-        notification_id,
-        STATUS_CHANGED,
-        "slack channel ops",
-        "failed",
-        1,
-        "Slack answered 404: channel_not_found",
-    )
+    stored = Notification.get_by_id(notification_id)
+    assert row == {
+        "id": notification_id,
+        "created_at": stored.created_at.isoformat(),
+        "event_id": event.id,
+        "event": STATUS_CHANGED,
+        "destination": "slack channel ops",
+        "status": "failed",
+        "attempts": 1,
+        "last_error": "Slack answered 404: channel_not_found",
+        "duration_ms": None,
+        "sent_at": None,
+    }
     table = pulse("notifications", "--status", "sent")
     assert table.returncode == 0 and "slack channel ops" not in table.stdout

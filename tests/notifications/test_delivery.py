@@ -6,6 +6,7 @@ import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from hashlib import md5
 
 import pytest
 from py_vapid import Vapid
@@ -116,8 +117,20 @@ def test_broadcast_creates_one_row_per_matching_destination_once(acme):
     assert [(r.key, r.kind, r.destination, r.status) for r in rows] == [
         (f"c{everything.id}", "slack", "slack channel all", "pending"),
         (f"s{alice.id}", "email", "email alice@acme.example", "pending"),
-        (f"s{hook.id}", "webhook", "webhook hooks.example", "pending"),
+        (f"s{hook.id}", "webhook", f"webhook hooks.example #{md5(hook.address.encode()).hexdigest()[:8]}", "pending"),
     ]
+
+
+def test_two_push_subscribers_on_one_service_are_told_apart(acme):
+    endpoints = [f"https://fcm.googleapis.com/fcm/send/{name}" for name in ("phone-of-alice", "laptop-of-bob")]
+    for endpoint in endpoints:
+        Subscriber.create(organization=acme, kind="push", address=endpoint)
+    delivery.broadcast(Event.create(organization=acme, type=STATUS_CHANGED, payload=STATUS_PAYLOAD).id)
+
+    shown = [n.destination for n in Notification.select().order_by(Notification.id)]
+
+    assert shown == [f"push fcm.googleapis.com #{md5(e.encode()).hexdigest()[:8]}" for e in endpoints]
+    assert not any("alice" in text or "bob" in text for text in shown)  # the path may be a secret
 
 
 def test_broadcast_returns_only_what_is_still_to_send(acme, vendors, config):

@@ -318,8 +318,8 @@ INVALID = [
     ("len() == 0", "len() takes a placeholder"),
     ("has(len([BODY])) == true", "has() takes a placeholder"),
     ("len([BODY]).x == 1", "unexpected text after the closing parenthesis of len()"),
-    ("pat(2*) == [STATUS]", "pat() goes on the right side"),
-    ("any(200, 201) == [STATUS]", "any() goes on the right side"),
+    ("pat(2*) == any(200)", "pat() compares with a placeholder on the other side"),
+    ("any(200, 201) < [STATUS]", "any() works only with == and !="),
     ("[STATUS] < pat(2*)", "pat() works only with == and !="),
     ("[STATUS] >= any(200, 201)", "any() works only with == and !="),
     ("[STATUS] == pat()", "pat() takes a pattern"),
@@ -638,3 +638,17 @@ def test_extract(path, payload, value):
 def test_extract_rejects_a_malformed_path():
     with pytest.raises(ConditionError, match=r"^\[BODY\]\.\.a: malformed JSON path"):
         extract("[BODY]..a", b"{}")
+
+
+@pytest.mark.parametrize(
+    ("text", "status", "success", "resolved"),
+    [
+        ("any(200, 429) == [STATUS]", 429, True, "any(200, 429) == [STATUS] (429)"),
+        ("any(200, 429) == [STATUS]", 500, False, "any(200, 429) == [STATUS] (500)"),
+        ("any(200, 429) != [STATUS]", 429, False, "any(200, 429) != [STATUS] (429)"),
+        ("pat(4*) == [STATUS]", 404, True, "pat(4*) == [STATUS] (404)"),
+    ],
+)
+def test_pat_and_any_may_stand_on_the_left_as_in_gatus(text, status, success, resolved):
+    result = evaluate(parse(text), Response(status=status))
+    assert (result.success, result.resolved) == (success, resolved)

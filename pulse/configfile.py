@@ -198,6 +198,7 @@ class Applied:
     subscribers: int = 0
     channels_deleted: int = 0
     subscribers_deleted: int = 0
+    subscribers_gone: list[str] = dataclasses.field(default_factory=list)  # named, but their subscription is gone
 
 
 def steps(config: ConfigFile) -> int:
@@ -224,13 +225,14 @@ def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], o
             report.components_updated += updated
             report.components_deleted += deleted
             component_ids = uptime.component_ids(organization.id)
-            channels_deleted, subscribers_deleted = notifications.sync(
+            channels_deleted, subscribers_deleted, gone = notifications.sync(
                 organization.id, spec.channels, spec.subscribers, component_ids, prune=prune
             )
             report.channels += len(spec.channels)
             report.subscribers += len(spec.subscribers)
             report.channels_deleted += channels_deleted
             report.subscribers_deleted += subscribers_deleted
+            report.subscribers_gone += [f"{spec.slug}: {name}" for name in gone]
             advance(len(spec.channels) + len(spec.subscribers))
         if prune:
             report.organizations_deleted = (

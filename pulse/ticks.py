@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import dramatiq
+import peewee
 from dramatiq.errors import BrokerError
 
 from pulse.rabbitmq import PRIORITY_URGENT
@@ -22,8 +23,21 @@ class Tick(dramatiq.Actor):
     checks is not stuck behind a backlog of the checks it scheduled.
 
     A tick periodiq cannot send (RabbitMQ is down) is logged and skipped: periodiq would
-    otherwise die of the error, and no one would send the ticks once RabbitMQ is back.
+    otherwise die of the error, and no one would send the ticks once RabbitMQ is back. A tick that
+    meets a database outage is skipped with one warning too, instead of going to the dead letters
+    every minute: the next tick tries again (and `pulse health` shows the heartbeat growing stale).
     """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except (peewee.OperationalError, peewee.InterfaceError) as e:
+            logger.warning(
+                "Tick %s skipped: the database is unavailable (%s); the next tick tries again.",
+                self.actor_name,
+                (str(e).strip().splitlines() or [type(e).__name__])[0],
+            )
+            return None
 
     def send_with_options(self, **options: Any) -> dramatiq.Message | None:  # type: ignore[override]
         options.setdefault("broker_priority", PRIORITY_URGENT)

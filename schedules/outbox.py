@@ -1,10 +1,18 @@
-"""Every minute, send the events a crash left unsent (see `pulse.events`)."""
+"""Every minute, send the events a crash left unsent (see `pulse.events`), and the notifications
+no message will deliver any more (see `pulse.notifications.sweep`)."""
+
+import logging
 
 import dramatiq
 from periodiq import cron
 
+from actors.notifications import send
 from pulse import events
+from pulse.notifications import sweep as notifications
+from pulse.rabbitmq import send_all
 from pulse.ticks import Tick
+
+logger = logging.getLogger(__name__)
 
 
 @dramatiq.actor(
@@ -12,3 +20,7 @@ from pulse.ticks import Tick
 )
 def sweep() -> None:
     events.sweep()
+    stale = notifications.stale()
+    if stale:
+        send_all([send.message(notification_id) for notification_id in stale])
+        logger.warning("Sent %d notification(s) again that no message would deliver any more.", len(stale))

@@ -34,6 +34,12 @@ def apply_file(path: Any, prune: bool) -> None:
             report = configfile.apply(config, prune=prune, advance=advance)
     except (peewee.DataError, peewee.IntegrityError) as e:  # the database refused a value: never echo it
         fail(f"{path.name} could not be applied, nothing was changed: {first_line(e)}", code=2)
+    for name in report.subscribers_gone:
+        echo(
+            f"pulse: warning: subscriber {name} is gone (its push service said so): nothing is sent to it; "
+            "remove it from the file",
+            err=True,
+        )
     echo(
         f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
         f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"

@@ -13,6 +13,7 @@ from pulse import deadletters
 from pulse.db import db
 from pulse.encoder import UNDECODABLE
 from pulse.errors import PermanentError
+from pulse.middleware.retries import named, reason
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +50,10 @@ class DeadLetters(dramatiq.Middleware):
         except Exception:
             logger.exception("Could not record the dead message; it is in %s.XQ.", message.queue_name, extra=context)
         logger.error(
-            "Message %s (%s) dead-lettered after %d attempt(s): %s.",
-            message.message_id,
-            message.actor_name,
+            "%s dead-lettered after %d attempt(s): %s (pulse dlq show %s).",
+            named(message),
             max(1, message.options.get("retries", 0)),
-            type(exception).__name__ if exception else "unknown error",
+            reason(exception),
+            message.message_id,
             extra=context,
         )

@@ -51,6 +51,7 @@ class Subscriber(BaseModel):
     component_ids = ArrayField(BigIntegerField, default=list)
     last_error = TextField(null=True)
     last_error_at = DateTimeTZField(null=True)
+    gone_at = DateTimeTZField(null=True)  # its subscription is gone (a push service's 404 or 410): sent nothing
     created_at = DateTimeTZField(default=utcnow)
 
 

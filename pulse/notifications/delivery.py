@@ -54,7 +54,7 @@ BROADCAST = f"""
     SELECT e.id, e.organization_id, NULL, s.id, 's' || s.id, s.kind,
            {_DESTINATION.format(kind="s.kind", address="s.address")}
       FROM event e JOIN subscriber s ON s.organization_id = e.organization_id
-     WHERE e.id = %(event)s
+     WHERE e.id = %(event)s AND s.gone_at IS NULL
        AND (cardinality(s.events) = 0 OR e.type = ANY (s.events))
        AND (cardinality(s.component_ids) = 0 OR e.component_id = ANY (s.component_ids))
     ON CONFLICT (event_id, key) DO NOTHING
@@ -149,7 +149,10 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
     except TransportError as e:
         return _failed(claim, e, pace, final)
     except Exception:
-        _release(claim, error="internal error (see the worker's log)", counted=True)
+        if final:  # no retry will come for it: failed, not left pending
+            _finish(claim, FAILED, error="internal error (see the worker's log)")
+        else:
+            _release(claim, error="internal error (see the worker's log)", counted=True)
         raise
     _finish(claim, SENT, reference=sent.reference, duration_ms=(time.perf_counter() - started) * 1000)
     if sent.pause_s > 0 and pace:
@@ -190,9 +193,11 @@ def _failed(claim: Claim, error: TransportError, pace: tuple[str, float] | None,
         logger.info("Notification %s rate limited: retrying in %.1f s.", claim.id, wait)
         return Defer(time.time() + wait)
     if error.gone and claim.subscriber_id is not None:
-        _finish(claim, FAILED, error=f"{reason} (the subscription is gone: removed)")
-        Subscriber.delete().where(Subscriber.id == claim.subscriber_id).execute()
-        logger.info("Subscriber %s removed: its push subscription is gone.", claim.subscriber_id)
+        _finish(claim, FAILED, error=f"{reason} (the subscription is gone: nothing more is sent to it)")
+        Subscriber.update(gone_at=utcnow(), last_error=reason, last_error_at=utcnow()).where(
+            Subscriber.id == claim.subscriber_id
+        ).execute()
+        logger.info("Subscriber %s is gone: its push subscription no longer exists.", claim.subscriber_id)
         return None
     if error.permanent or final:
         _finish(claim, FAILED, error=reason)

@@ -18,8 +18,10 @@ kinds and the fields each takes come from the channels' registry (`CHANNELS`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 
@@ -170,10 +172,11 @@ def sync(
     component_ids: dict[str, int],
     *,
     prune: bool,
-) -> tuple[int, int]:
+) -> tuple[int, int, list[str]]:
     """Upsert the organization's channels (by key) and subscribers (by kind and address), inside
-    the caller's transaction; with ``prune``, delete those not named. Returns (deleted channels,
-    deleted subscribers)."""
+    the caller's transaction; with ``prune``, delete those not named. A subscriber whose
+    subscription is gone stays gone. Returns (deleted channels, deleted subscribers, the gone
+    subscribers the file still names)."""
     for channel in channels:
         fields = {
             "type": channel.type,
@@ -201,8 +204,16 @@ def sync(
             .on_conflict(conflict_target=[Subscriber.organization, Subscriber.kind, Subscriber.address], update=fields)
             .execute()
         )
+    named = {(s.kind, s.address) for s in subscribers}
+    gone = [
+        f"{s.kind} {shown(s.kind, s.address)}"
+        for s in Subscriber.select(Subscriber.kind, Subscriber.address).where(
+            Subscriber.organization == organization_id, Subscriber.gone_at.is_null(False)
+        )
+        if (s.kind, s.address) in named
+    ]
     if not prune:
-        return 0, 0
+        return 0, 0, gone
     channels_deleted = (
         NotificationChannel.delete()
         .where(
@@ -220,4 +231,12 @@ def sync(
         if (s.kind, s.address) not in kept
     ]
     subscribers_deleted = Subscriber.delete().where(Subscriber.id.in_(stale)).execute() if stale else 0
-    return channels_deleted, subscribers_deleted
+    return channels_deleted, subscribers_deleted, gone
+
+
+def shown(kind: str, address: str) -> str:
+    """A subscriber's address as listings show it: a URL by its host and a fingerprint (its path
+    may be a secret), as `pulse.notifications.delivery` names destinations."""
+    if not CHANNELS[kind].address_is_url:
+        return address
+    return f"{urlsplit(address).hostname or '?'} #{hashlib.md5(address.encode()).hexdigest()[:8]}"

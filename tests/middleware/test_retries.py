@@ -66,3 +66,36 @@ def test_retry_backoff_is_capped_below_the_consumer_timeout(stub_broker):
         @dramatiq.actor(broker=stub_broker, queue_name="cleanup", max_backoff=MAX_BACKOFF + 1)
         def patient():
             pass
+
+
+def test_an_expected_failure_is_one_warning_per_attempt_and_one_error_at_the_end(stub_broker, stub_worker, json_logs):
+    @dramatiq.actor(broker=stub_broker, queue_name="cleanup", min_backoff=10, max_retries=2)
+    def deliver(notification_id):
+        raise TransientError("Webhook: connection refused by 127.0.0.1")
+
+    message = deliver.send(11)
+    run(stub_broker, stub_worker)
+
+    lines = [(line["level"], line["msg"]) for line in json_logs() if line["level"] in ("WARNING", "ERROR")]
+    assert [level for level, _ in lines] == ["WARNING", "WARNING", "ERROR"], lines
+    assert lines[0][1].startswith("deliver(11) attempt 1/3: Webhook: connection refused by 127.0.0.1; retrying in ")
+    assert lines[1][1].startswith("deliver(11) attempt 2/3: Webhook: connection refused by 127.0.0.1; retrying in ")
+    assert lines[2][1] == (
+        "deliver(11) dead-lettered after 3 attempt(s): Webhook: connection refused by 127.0.0.1 "
+        f"(pulse dlq show {message.message_id})."
+    )
+    assert not any("exc_info" in line for line in json_logs())  # no traceback
+
+
+def test_an_unexpected_failure_keeps_its_traceback(stub_broker, stub_worker, json_logs):
+    @dramatiq.actor(broker=stub_broker, queue_name="cleanup", max_retries=0)
+    def buggy():
+        return {}["missing"]
+
+    buggy.send()
+    run(stub_broker, stub_worker)
+
+    [crash] = [line for line in json_logs() if "exc_info" in line]
+    assert "KeyError: 'missing'" in crash["exc_info"] and crash["level"] == "ERROR"
+    [dead] = [line for line in json_logs() if line["logger"] == "pulse.middleware.dead_letters"]
+    assert dead["msg"].startswith("buggy() dead-lettered after 1 attempt(s): KeyError: 'missing' (pulse dlq show ")

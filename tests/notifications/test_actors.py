@@ -1,6 +1,8 @@
 """The notifications actors on dramatiq's StubBroker, in dramatiq's own style: send, join the
 queue, join the worker, assert on the rows and on what the fake vendor received."""
 
+import dataclasses
+
 import dramatiq
 import pytest
 
@@ -8,6 +10,7 @@ from actors import notifications
 from pulse.models import Event, FailedMessage, Notification, NotificationChannel, Organization
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
 from pulse.notifications import delivery
+from pulse.notifications.channels import CHANNELS
 from pulse.rabbitmq import PRIORITY_URGENT
 from tests.support.vendors import Fail, Vendors
 
@@ -130,3 +133,19 @@ def test_a_broadcast_of_an_opened_incident_sends_urgently(broker, stub_worker, v
     sends = [m for m, _ in broker.enqueued if m.actor_name == "send"]
     assert [(m.args, m.options["broker_priority"]) for m in sends] == [((notification_id,), PRIORITY_URGENT)]
     assert Notification.get_by_id(notification_id).status == "sent"
+
+
+def test_an_internal_error_on_the_last_attempt_fails_the_notification(broker, stub_worker, vendors, monkeypatch):
+    def broken(notice, destination, settings, policy):
+        raise KeyError("a bug")
+
+    monkeypatch.setitem(CHANNELS, "webhook", dataclasses.replace(CHANNELS["webhook"], deliver=broken))
+    send = declare(broker, notifications.send, max_retries=0)
+    notification_id = a_webhook_notification(vendors)
+
+    send.send(notification_id)
+    run(broker, stub_worker)
+
+    failed = Notification.get_by_id(notification_id)
+    assert (failed.status, failed.last_error) == ("failed", "internal error (see the worker's log)")
+    assert FailedMessage.get().error_type == "KeyError"

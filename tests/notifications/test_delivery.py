@@ -290,7 +290,7 @@ def test_web_push_is_encrypted_for_the_subscription(acme, vendors, config):
     assert row(notification_id).status == "sent"
 
 
-def test_a_gone_push_subscription_is_removed(acme, vendors, config):
+def test_a_gone_push_subscription_stays_gone_even_when_the_file_names_it_again(acme, vendors, config, tmp_path):
     subscription = vendors.push_subscription()
     vendors.unsubscribe(subscription, status=410)
     notification_id = one_notification(
@@ -300,8 +300,21 @@ def test_a_gone_push_subscription_is_removed(acme, vendors, config):
     assert deliver(notification_id, config) is None
 
     failed = row(notification_id)
-    assert failed.status == "failed" and "410" in failed.last_error and "removed" in failed.last_error
-    assert Subscriber.select().count() == 0
+    assert failed.status == "failed" and "410" in failed.last_error and "gone" in failed.last_error
+    assert Subscriber.get().gone_at is not None
+    assert delivery.broadcast(event(acme).id) == []  # nothing more is sent to it
+    # Applying a file that still lists it neither adds it back nor sends to it, and says so.
+    path = tmp_path / "acme.yaml"
+    path.write_text(
+        "organizations:\n  - slug: acme\n    name: Acme\n    subscribers:\n"
+        f"      - push: {json.dumps({'endpoint': subscription['endpoint'], 'keys': subscription['keys']})}\n"
+    )
+    applied = pulse("apply", "-f", str(path))
+    assert applied.returncode == 0, applied.stderr
+    host = urllib.parse.urlsplit(subscription["endpoint"]).hostname
+    assert f"pulse: warning: subscriber acme: push {host} #" in applied.stderr and "is gone" in applied.stderr
+    assert Subscriber.get().gone_at is not None
+    assert delivery.broadcast(event(acme).id) == []
 
 
 # --- failures ----------------------------------------------------------------------------------

@@ -4,10 +4,12 @@
     periodiq pulse.actors                    # scheduler
 
 It reads the settings, sets up JSON logs, the database and the broker, then imports every actor
-(`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line.
+(`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line;
+a RabbitMQ that does not answer yet is waited for (one line per attempt).
 """
 
 import logging
+import multiprocessing
 
 from pulse.config import get_settings, renamed_in_use
 from pulse.errors import ConfigError
@@ -18,6 +20,7 @@ except ConfigError as e:
     raise SystemExit(f"pulse: {e}") from None
 
 from pulse import logging as pulse_logging
+from pulse import rabbitmq
 from pulse.broker import setup_broker
 from pulse.db import setup_database
 
@@ -25,6 +28,10 @@ pulse_logging.configure(settings.log_level)
 for warning in renamed_in_use():
     logging.getLogger(__name__).warning("%s", warning)
 setup_database(settings)
+if multiprocessing.parent_process() is None and not settings.broker_url.startswith("stub:"):
+    # The scheduler waits here; a dramatiq worker process waits as it boots (pulse.middleware.lifecycle),
+    # once dramatiq has read what this module declares.
+    rabbitmq.wait_for(settings)
 broker = setup_broker(settings)
 
 import actors  # noqa: E402,F401 - declares the actors on the broker

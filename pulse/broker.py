@@ -46,7 +46,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),
-        Lifecycle(queues=QUEUES),
+        Lifecycle(settings=settings, queues=QUEUES),
     ]
 
 

@@ -75,6 +75,15 @@ def create_database_if_missing(settings: Settings) -> bool:
     return True
 
 
+def drop_database(settings: Settings) -> None:
+    """Drop the database the URL names, if it exists, closing its connections (the demo's own)."""
+    if db.obj is not None:
+        db.obj.close_all()
+    maintenance = conninfo.make_conninfo(settings.database_url, dbname="postgres")
+    with psycopg.connect(maintenance, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(settings.database_name)))
+
+
 def migrate(settings: Settings) -> list[str]:
     """Create the database if needed and apply pending migrations. Returns the names applied."""
     create_database_if_missing(settings)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
@@ -19,7 +21,9 @@ import pika.exceptions
 import requests
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
-from pulse.config import Settings, get_settings
+from pulse.config import Settings, get_settings, redact
+
+logger = logging.getLogger(__name__)
 
 API_TIMEOUT = 5  # seconds
 
@@ -103,16 +107,64 @@ def ready_counts(settings: Settings, names: Iterable[str], *, attempts: int | No
 
 def management_queues(settings: Settings) -> dict[str, dict]:
     """The management API's view of the vhost's queues, by name. Raises requests.RequestException."""
+    response = _management(
+        settings,
+        "GET",
+        f"queues/{quote(settings.vhost, safe='')}",
+        params={"columns": "name,messages_ready,messages_unacknowledged,consumers,arguments"},
+    )
+    return {q["name"]: q for q in response.json()}
+
+
+def recreate_vhost(settings: Settings) -> None:
+    """Delete the broker URL's vhost if it exists (and every queue in it), create it again and let
+    the URL's user in. Raises requests.RequestException."""
+    vhost = quote(settings.vhost, safe="")
+    user = quote(unquote(urlsplit(settings.broker_url).username or "guest"), safe="")
+    _management(settings, "DELETE", f"vhosts/{vhost}", ok=(404,))
+    _management(settings, "PUT", f"vhosts/{vhost}")
+    _management(settings, "PUT", f"permissions/{vhost}/{user}", json={"configure": ".*", "write": ".*", "read": ".*"})
+
+
+def _management(settings: Settings, method: str, path: str, *, ok: tuple[int, ...] = (), **fields: Any) -> Any:
+    """One call of the management API (its credentials percent-decoded); raises for a status not 2xx or ``ok``."""
     parts = urlsplit(settings.rabbitmq_api_url)
     base = parts._replace(netloc=(parts.hostname or "") + (f":{parts.port}" if parts.port else "")).geturl()
-    response = requests.get(
-        f"{base.rstrip('/')}/api/queues/{quote(settings.vhost, safe='')}",
-        params={"columns": "name,messages_ready,messages_unacknowledged,consumers,arguments"},
+    response = requests.request(
+        method,
+        f"{base.rstrip('/')}/api/{path}",
         auth=(unquote(parts.username or "guest"), unquote(parts.password or "guest")),
         timeout=API_TIMEOUT,
+        **fields,
     )
-    response.raise_for_status()
-    return {q["name"]: q for q in response.json()}
+    if response.status_code not in ok:
+        response.raise_for_status()
+    return response
+
+
+def wait_for(settings: Settings) -> None:
+    """Return once RabbitMQ answers: a worker or a scheduler started before it (compose starts
+    them together) waits, one warning line per attempt, instead of failing."""
+    delay = 1.0
+    pika_logger = logging.getLogger("pika")
+    level = pika_logger.level
+    pika_logger.setLevel(logging.CRITICAL)  # pika narrates each failed attempt with a traceback
+    try:
+        while True:
+            try:
+                with channel(settings, attempts=1):
+                    return
+            except (pika.exceptions.AMQPError, OSError) as e:
+                logger.warning(
+                    "RabbitMQ does not answer at %s (%s): trying again in %.0f s.",
+                    redact(settings.broker_url),
+                    type(e).__name__,
+                    delay,
+                )
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
+    finally:
+        pika_logger.setLevel(level)
 
 
 def queue_counts(settings: Settings, queues: Iterable[str]) -> tuple[list[QueueCounts], str | None]:

@@ -126,7 +126,8 @@ def test_an_unreachable_database_is_one_line_without_its_password(settings):
     assert "s3cret" not in result.stderr and "Traceback" not in result.stderr
 
 
-def test_run_starts_workers_and_scheduler_and_ctrl_c_stops_both(database, rabbit):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "supervisor"])
+def test_run_starts_workers_and_scheduler_and_a_signal_stops_both(stop, database, rabbit):
     command = [sys.executable, "-m", "pulse.cli", "run", "--threads", "2"]
     env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_METRICS_PORT": str(free_port())}
     run = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -144,8 +145,9 @@ def test_run_starts_workers_and_scheduler_and_ctrl_c_stops_both(database, rabbit
 
     threading.Thread(target=read, daemon=True).start()
     assert started.wait(60) and run.poll() is None, "".join(lines)
-    run.send_signal(signal.SIGINT)
+    run.send_signal(stop)  # to the main process only, as a supervisor or `kill` does
     assert run.wait(60) == 0, "".join(lines)
     output = "".join(lines)
     assert "Worker has been shut down." in output
     assert "Killing" not in output  # one signal each: a graceful stop
+    assert "Traceback" not in output and '"level": "ERROR"' not in output, output

@@ -49,20 +49,14 @@ TABLES = (
 
 
 def reset_vhost(settings: Settings) -> None:
-    api = settings.rabbitmq_api_url.rstrip("/") + "/api"
-    vhost = requests.utils.quote(settings.vhost, safe="")
     try:
-        requests.delete(f"{api}/vhosts/{vhost}", timeout=10)
+        rabbitmq.recreate_vhost(settings)
     except requests.ConnectionError:
         pytest.exit(
             "RabbitMQ's management API does not answer on port 15672: "
             "run `rabbitmq-plugins enable rabbitmq_management`",
             returncode=3,
         )
-    requests.put(f"{api}/vhosts/{vhost}", timeout=10).raise_for_status()
-    requests.put(
-        f"{api}/permissions/{vhost}/guest", json={"configure": ".*", "write": ".*", "read": ".*"}, timeout=10
-    ).raise_for_status()
 
 
 def reset_database(settings: Settings) -> None:

@@ -28,10 +28,12 @@ import time
 from typing import Any
 
 import dramatiq
+import peewee
 import psycopg
 from dramatiq.middleware import MiddlewareError
 
 from pulse.config import Settings, get_settings
+from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.middleware.metrics import run_directory
 from pulse.middleware.retries import max_retries
@@ -79,7 +81,7 @@ class Watchdog(dramatiq.Middleware):
         self.grace_s = grace_s
         self.slots: mmap.mmap | None = None
         self.slot = threading.local()
-        self.taken = 0
+        self.capacity = self.taken = 0
         self.lock = threading.Lock()
 
     @property
@@ -93,7 +95,7 @@ class Watchdog(dramatiq.Middleware):
         with open(path, "wb+") as file:
             file.truncate(SLOT.size * worker.worker_threads)
             self.slots = mmap.mmap(file.fileno(), 0)
-        self.capacity = worker.worker_threads
+        self.capacity, self.taken = worker.worker_threads, 0
 
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
         if getattr(message, "redelivered", False):
@@ -137,9 +139,10 @@ class Watchdog(dramatiq.Middleware):
 
     def _refuse_a_runaway(self, broker: dramatiq.Broker, message: Any) -> None:
         """A redelivered message that was killed as often as its retries allow fails for good now."""
-        from pulse.db import db
-
-        row = db.execute_sql(KILLS, (message.message_id,)).fetchone()
+        try:
+            row = db.execute_sql(KILLS, (message.message_id,)).fetchone()
+        except (peewee.OperationalError, peewee.InterfaceError):
+            return  # the database cannot tell: the message runs (its own queries will meet the outage)
         kills = row[0] if row else 0
         if kills and kills > max_retries(broker, message) - message.options.get("retries", 0):
             message.options["retries"] = message.options.get("retries", 0) + kills - 1  # attempts, when recorded
@@ -157,17 +160,25 @@ def watch() -> int:
     os.makedirs(directory, exist_ok=True)
     suspects: set[tuple[int, bytes, float]] = set()
     while True:
-        now = time.monotonic()
-        seen = set()
-        for pid, slot in _running(directory):
-            deadline, message_id, actor, queue = SLOT.unpack(slot)
-            if deadline and now > deadline + settings.time_limit_grace:
-                key = (pid, message_id, deadline)
-                seen.add(key)
-                if key in suspects:  # overdue in two scans in a row: not a slot half written
-                    _replace(settings, pid, now - deadline, *(_text(b) for b in (message_id, actor, queue)))
-        suspects = seen
+        try:
+            suspects = _scan(settings, directory, suspects)
+        except Exception:
+            logger.exception("The watchdog's scan failed; it scans again in %.0f s.", SCAN_EVERY)
         time.sleep(SCAN_EVERY)
+
+
+def _scan(settings: Settings, directory: str, suspects: set[tuple[int, bytes, float]]) -> set[tuple[int, bytes, float]]:
+    """Replace the processes overdue in this scan and the last; return this scan's overdue ones."""
+    now = time.monotonic()
+    seen = set()
+    for pid, slot in _running(directory):
+        deadline, message_id, actor, queue = SLOT.unpack(slot)
+        if deadline and now > deadline + settings.time_limit_grace:
+            key = (pid, message_id, deadline)
+            seen.add(key)
+            if key in suspects:  # overdue in two scans in a row: not a slot half written
+                _replace(settings, pid, now - deadline, *(_text(b) for b in (message_id, actor, queue)))
+    return seen
 
 
 def _running(directory: str) -> list[tuple[int, bytes]]:

@@ -1,41 +1,33 @@
-"""The one seam every channel sends through: a POST with an explicit deadline, its answer sorted
-into sent, worth retrying, rate limited, or permanently refused.
+"""What every channel shares: where a notification goes (`Destination`), what the provider said
+(`Sent`, `TransportError`), what a kind of channel is (`Channel`), and `post`, the one way a
+channel sends, through `pulse.net.api.call`.
 
-Requests go through `pulse.net.fetch`, so a destination URL taken from a configuration file
-(webhooks, Slack, Discord, Teams, push endpoints) is held to the same address policy as an uptime
-check, and error texts name the host, never the URL (whose path is often the secret).
+So a destination URL taken from a configuration file (webhooks, Slack, Discord, Teams, push
+endpoints) is held to the same address policy as an uptime check, and error texts name the host,
+never the URL (whose path is often the secret).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import email.utils
-import json
-import re
-import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pulse
-from pulse.errors import PulseError
-from pulse.net import AddressPolicy, Request, Response, fetch
+from pulse.net import AddressPolicy, Request, Response
+from pulse.net.api import ApiError, call, json_field
+
+__all__ = ["JSON", "Channel", "Destination", "Sent", "TransportError", "json_field", "post"]
 
 if TYPE_CHECKING:
     from pulse.config import Settings
     from pulse.notifications.channels.notice import Notice
 
-MAX_RETRY_AFTER_S = 20 * 60.0
-"""A provider's Retry-After is honoured up to this (a delayed message waits in worker memory)."""
 USER_AGENT = f"Pulse/{pulse.__version__} (notifications)"
 JSON = {"Content-Type": "application/json; charset=utf-8"}
-_CREDENTIAL = re.compile(r"auth|key|token|secret|signature|password", re.IGNORECASE)
-_SECRET_MIN = 8  # characters: shorter parts of a URL (/api, /v1) are words, not secrets
-# Statuses worth another attempt besides 5xx: timeout, conflict (e.g. Resend's concurrent idempotent requests).
-_TRANSIENT = frozenset({408, 409, 425})
 
 
-class TransportError(PulseError):
+class TransportError(ApiError):
     """A delivery failed. The text is the provider's reason, without secrets.
 
     Parameters:
@@ -47,9 +39,7 @@ class TransportError(PulseError):
     def __init__(
         self, message: str, *, permanent: bool = False, retry_after: float | None = None, gone: bool = False
     ) -> None:
-        super().__init__(message)
-        self.permanent = permanent or gone
-        self.retry_after = retry_after
+        super().__init__(message, permanent=permanent or gone, retry_after=retry_after)
         self.gone = gone
 
 
@@ -146,93 +136,8 @@ def post(
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
     """
     request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s)
-    response, error = fetch(request, policy)
-    if error is not None:
-        raise TransportError(f"{vendor}: {error}")
-    status = response.status or 0
-    if 200 <= status < 300:
-        return response
-    why = _clean(redact((reason or text)(response), secrets(url, headers)))
-    described = f"{vendor} answered {status}" + (f": {why}" if why else "")
-    if status == 429:
-        raise TransportError(described, retry_after=retry_after(response))
-    if status >= 500 or status in _TRANSIENT:
-        raise TransportError(described)
-    raise TransportError(described, permanent=True, gone=status in (404, 410) and vendor == "Web Push")
-
-
-def text(response: Response) -> str:
-    return response.body.decode("utf-8", "replace")
-
-
-def json_field(*names: str) -> Callable[[Response], str]:
-    """A `reason` reader: the first of ``names`` present in a JSON error body (dotted for nested)."""
-
-    def read(response: Response) -> str:
-        try:
-            data: Any = json.loads(response.body)
-        except ValueError:
-            return text(response)
-        for name in names:
-            value = data
-            for part in name.split("."):
-                value = value.get(part) if isinstance(value, dict) else None
-            if value not in (None, ""):
-                return str(value)
-        return text(response)
-
-    return read
-
-
-def retry_after(response: Response, now: float | None = None) -> float:
-    """Seconds the provider asks us to wait: Retry-After in seconds or as an HTTP date, else 1 s;
-    Discord's more precise ``retry_after`` (float seconds in the JSON body) when present."""
-    seconds: float | None = None
     try:
-        data = json.loads(response.body) if response.body else None
-        if isinstance(data, dict) and isinstance(data.get("retry_after"), int | float):
-            seconds = float(data["retry_after"])
-    except ValueError:
-        pass
-    header = response.headers.get("retry-after", "").strip()
-    if seconds is None and header:
-        try:
-            seconds = float(header)
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(header) if header else None
-            if parsed is not None:
-                seconds = parsed.timestamp() - (time.time() if now is None else now)
-    if seconds is None or seconds != seconds:  # absent or NaN
-        seconds = 1.0
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
-
-
-def secrets(url: str, headers: Mapping[str, str]) -> list[str]:
-    """What a request holds that a reply must not repeat: the URL's path and query and their long
-    parts (a webhook's path is often its token), its password, and the values of credential headers,
-    as sent and percent-decoded."""
-    found = []
-    try:
-        parts = urlsplit(url)
-        found += [parts.path, parts.query, parts.password or ""]
-        found += parts.path.split("/") + [value for _, value in parse_qsl(parts.query)]
-    except ValueError:
-        pass
-    for name, value in headers.items():
-        if _CREDENTIAL.search(name):
-            found += [value, *value.split()]
-    decoded = [unquote(value) for value in found]
-    return sorted({value for value in found + decoded if len(value) >= _SECRET_MIN}, key=len, reverse=True)
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    """``text`` with every one of ``secrets`` replaced by ``***`` (the longest first)."""
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
-
-
-def _clean(reason: str, limit: int = 300) -> str:
-    """One short line of the provider's reason."""
-    line = " ".join(reason.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+        return call(request, policy, vendor=vendor, reason=reason)
+    except ApiError as e:
+        gone = e.status in (404, 410) and vendor == "Web Push"
+        raise TransportError(str(e), permanent=e.permanent, retry_after=e.retry_after, gone=gone) from None

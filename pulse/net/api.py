@@ -1,0 +1,148 @@
+"""Calling a provider's HTTP API through the one outbound seam (`pulse.net.fetch`), its answer
+sorted into success, worth retrying, rate limited, or permanently refused: notifications (Slack,
+Resend, Twilio...) and metrics integrations (Prometheus, Datadog...) alike.
+
+Error texts name the provider and its reason, never the URL (whose path is often a secret) nor
+anything of the request's secrets the provider repeats.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from pulse.errors import PulseError
+from pulse.net.exchange import Request, fetch
+from pulse.net.policy import AddressPolicy
+from pulse.net.response import Response
+
+MAX_RETRY_AFTER_S = 20 * 60.0
+"""A provider's Retry-After is honoured up to this (a delayed message waits in worker memory)."""
+_CREDENTIAL = re.compile(r"auth|key|token|secret|signature|password", re.IGNORECASE)
+_SECRET_MIN = 8  # characters: shorter parts of a URL (/api, /v1) are words, not secrets
+# Statuses worth another attempt besides 5xx: timeout, conflict (e.g. Resend's concurrent idempotent requests).
+_TRANSIENT = frozenset({408, 409, 425})
+
+
+class ApiError(PulseError):
+    """A call failed. The text is the provider's reason, without secrets.
+
+    Parameters:
+      permanent: no retry will help (a 400, 401, 403, 404...).
+      retry_after: the provider rate-limited us; seconds to wait, not counted as a failure.
+      status: the HTTP status, when there was an answer.
+    """
+
+    def __init__(
+        self, message: str, *, permanent: bool = False, retry_after: float | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after = retry_after
+        self.status = status
+
+
+def call(
+    request: Request, policy: AddressPolicy, *, vendor: str, reason: Callable[[Response], str] | None = None
+) -> Response:
+    """Make ``request``; return the 2xx `Response` or raise `ApiError`.
+
+    Parameters:
+      vendor: the provider's name, for error texts ("Slack").
+      reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
+    """
+    response, error = fetch(request, policy)
+    if error is not None:
+        raise ApiError(f"{vendor}: {error}")
+    status = response.status or 0
+    if 200 <= status < 300:
+        return response
+    why = _clean(redact((reason or text)(response), secrets(request.url, request.headers)))
+    described = f"{vendor} answered {status}" + (f": {why}" if why else "")
+    if status == 429:
+        raise ApiError(described, retry_after=retry_after(response), status=status)
+    if status >= 500 or status in _TRANSIENT:
+        raise ApiError(described, status=status)
+    raise ApiError(described, permanent=True, status=status)
+
+
+def text(response: Response) -> str:
+    return response.body.decode("utf-8", "replace")
+
+
+def json_field(*names: str) -> Callable[[Response], str]:
+    """A `reason` reader: the first of ``names`` present in a JSON error body (dotted for nested)."""
+
+    def read(response: Response) -> str:
+        try:
+            data: Any = json.loads(response.body)
+        except ValueError:
+            return text(response)
+        for name in names:
+            value = data
+            for part in name.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if value not in (None, ""):
+                return str(value)
+        return text(response)
+
+    return read
+
+
+def retry_after(response: Response, now: float | None = None) -> float:
+    """Seconds the provider asks us to wait: Retry-After in seconds or as an HTTP date, else 1 s;
+    Discord's more precise ``retry_after`` (float seconds in the JSON body) when present."""
+    seconds: float | None = None
+    try:
+        data = json.loads(response.body) if response.body else None
+        if isinstance(data, dict) and isinstance(data.get("retry_after"), int | float):
+            seconds = float(data["retry_after"])
+    except ValueError:
+        pass
+    header = response.headers.get("retry-after", "").strip()
+    if seconds is None and header:
+        try:
+            seconds = float(header)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(header) if header else None
+            if parsed is not None:
+                seconds = parsed.timestamp() - (time.time() if now is None else now)
+    if seconds is None or seconds != seconds:  # absent or NaN
+        seconds = 1.0
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+def secrets(url: str, headers: Mapping[str, str]) -> list[str]:
+    """What a request holds that a reply must not repeat: the URL's path and query and their long
+    parts (a webhook's path is often its token), its password, and the values of credential headers,
+    as sent and percent-decoded."""
+    found = []
+    try:
+        parts = urlsplit(url)
+        found += [parts.path, parts.query, parts.password or ""]
+        found += parts.path.split("/") + [value for _, value in parse_qsl(parts.query)]
+    except ValueError:
+        pass
+    for name, value in headers.items():
+        if _CREDENTIAL.search(name):
+            found += [value, *value.split()]
+    decoded = [unquote(value) for value in found]
+    return sorted({value for value in found + decoded if len(value) >= _SECRET_MIN}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every one of ``secrets`` replaced by ``***`` (the longest first)."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _clean(reason: str, limit: int = 300) -> str:
+    """One short line of the provider's reason."""
+    line = " ".join(reason.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

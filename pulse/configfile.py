@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pulse.db import db
 from pulse.errors import ConfigError
+from pulse.metrics import spec as metrics_spec
 from pulse.models import Organization
 from pulse.notifications import spec as notifications
 from pulse.spec import Slug, Strict, unique
@@ -37,6 +38,8 @@ class OrganizationSpec(Strict):
     components: list[uptime.ComponentSpec] = Field(default_factory=list, max_length=50_000)
     channels: list[notifications.ChannelSpec] = Field(default_factory=list, max_length=1000)
     subscribers: list[notifications.SubscriberSpec] = Field(default_factory=list, max_length=100_000)
+    integrations: list[metrics_spec.IntegrationSpec] = Field(default_factory=list, max_length=100)
+    metrics: list[metrics_spec.MetricSpec] = Field(default_factory=list, max_length=50_000)
 
     @field_validator("components")
     @classmethod
@@ -56,11 +59,27 @@ class OrganizationSpec(Strict):
         unique([f"{s.kind} {s.address}" for s in value], "subscriber")
         return value
 
+    @field_validator("integrations")
+    @classmethod
+    def _unique_integrations(cls, value: list[metrics_spec.IntegrationSpec]) -> list[metrics_spec.IntegrationSpec]:
+        unique([i.key for i in value], "integration key")
+        return value
+
+    @field_validator("metrics")
+    @classmethod
+    def _unique_metrics(cls, value: list[metrics_spec.MetricSpec]) -> list[metrics_spec.MetricSpec]:
+        unique([m.key for m in value], "metric key")
+        return value
+
     @model_validator(mode="after")
     def _references(self) -> OrganizationSpec:
         unknown = notifications.dangling(self.channels, self.subscribers, {c.key for c in self.components})
         if unknown:
             raise ValueError(f"channels or subscribers name components this organization does not have: {unknown}")
+        metric_components = {c.key for c in self.components if c.type == "metric"}
+        problems = metrics_spec.references(self.integrations, self.metrics, metric_components)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
 
@@ -198,12 +217,16 @@ class Applied:
     subscribers: int = 0
     channels_deleted: int = 0
     subscribers_deleted: int = 0
+    integrations: int = 0
+    metrics: int = 0
+    integrations_deleted: int = 0
+    metrics_deleted: int = 0
     subscribers_gone: list[str] = dataclasses.field(default_factory=list)  # named, but their subscription is gone
 
 
 def steps(config: ConfigFile) -> int:
-    """How many steps `apply` reports: one per component, channel and subscriber."""
-    return sum(len(o.components) + len(o.channels) + len(o.subscribers) for o in config.organizations)
+    """How many steps `apply` reports: one per component, channel, subscriber and metric."""
+    return sum(len(o.components) + len(o.channels) + len(o.subscribers) + len(o.metrics) for o in config.organizations)
 
 
 def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], object] | None = None) -> Applied:
@@ -234,6 +257,13 @@ def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], o
             report.subscribers_deleted += subscribers_deleted
             report.subscribers_gone += [f"{spec.slug}: {name}" for name in gone]
             advance(len(spec.channels) + len(spec.subscribers))
+            integrations_deleted, metrics_deleted = metrics_spec.sync(
+                organization.id, spec.integrations, spec.metrics, component_ids, prune=prune, advance=advance
+            )
+            report.integrations += len(spec.integrations)
+            report.metrics += len(spec.metrics)
+            report.integrations_deleted += integrations_deleted
+            report.metrics_deleted += metrics_deleted
         if prune:
             report.organizations_deleted = (
                 Organization.delete().where(Organization.id.not_in(kept_organizations)).execute()

@@ -56,6 +56,19 @@ def header(name: str, value: str) -> None:
         raise ValueError(f"the header {name!r} is not valid: {reason}") from None
 
 
+def takes(model: BaseModel, names: Iterable[str], fields: Iterable[str], optional: Iterable[str], what: str) -> None:
+    """Refuse a part that sets one of ``names`` its kind does not take (not in ``fields``), or
+    leaves out one it needs (in ``fields`` but not ``optional``); ``what`` names the kind ("a slack
+    channel")."""
+    given = {name for name in names if getattr(model, name) is not None}
+    allowed = set(fields)
+    if given - allowed:
+        raise ValueError(f"{what} does not take {', '.join(sorted(given - allowed))}")
+    needed = allowed - set(optional)
+    if needed - given:
+        raise ValueError(f"{what} needs {', '.join(sorted(needed - given))}")
+
+
 def unique(values: Iterable[str], what: str) -> None:
     """Refuse the second of two equal ``values``, naming ``what`` they are."""
     seen: set[str] = set()

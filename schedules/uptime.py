@@ -23,6 +23,8 @@ def schedule() -> None:
     loop.start(run_loop)
 
 
-@dramatiq.actor(queue_name="uptime", priority=-1, max_retries=0, time_limit=loop.LEG_TIME_LIMIT)
+@dramatiq.actor(
+    queue_name="uptime", actor_name="uptime_loop", priority=-1, max_retries=0, time_limit=loop.LEG_TIME_LIMIT
+)
 def run_loop(until: float) -> None:
     loop.run(UPTIME, until, run_loop)

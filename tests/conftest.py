@@ -20,6 +20,7 @@ from pulse.config import Settings, get_settings
 from pulse.db import db, migrate, setup_database
 from pulse.models import Component, ExtractedValue, Organization
 from tests.support.models import Attempt
+from tests.support.stub import Enqueued
 from tests.support.target import HTTPTarget
 from tests.support.worker import SchedulerProcess, WorkerProcess
 
@@ -29,6 +30,9 @@ POOL = 10  # connections the test process may hold at once (tests run a few thre
 
 TABLES = (
     "test_attempt",
+    "metric_data_point",
+    "metrics_query",
+    "integration",
     "send_pace",
     "notification",
     "subscriber",
@@ -98,6 +102,19 @@ def stub_broker(settings, database):
     broker = build_broker(dataclasses.replace(settings, broker_url="stub://"))
     yield broker
     broker.close()
+
+
+@pytest.fixture
+def broker(stub_broker):
+    """The StubBroker as the process's broker (what actors send to), remembering what is enqueued
+    (``broker.enqueued``: (message, delay) pairs)."""
+    enqueued = Enqueued()
+    stub_broker.add_middleware(enqueued)
+    stub_broker.enqueued = enqueued.messages
+    previous = dramatiq.get_broker()
+    dramatiq.set_broker(stub_broker)
+    yield stub_broker
+    dramatiq.set_broker(previous)
 
 
 @pytest.fixture

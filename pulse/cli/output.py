@@ -63,10 +63,11 @@ def print_json(data: Any) -> None:
 
 
 def print_table(columns: list[str], rows: list[list[Any]]) -> None:
+    """A table of plain cells: fitted to a terminal, whole lines when piped."""
     table = Table(*columns, box=None, header_style="bold")
     for row in rows:
         table.add_row(*("-" if v is None else printable(str(v), one_line=True) for v in row))
-    console.print(table)
+    print_whole(table)
 
 
 def print_whole(table: Table) -> None:

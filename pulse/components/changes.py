@@ -14,6 +14,7 @@ from typing import Any
 from pulse import events
 from pulse.components import incidents
 from pulse.components.status import MAINTENANCE, OPERATIONAL, OUTAGES, State, transition
+from pulse.db import db
 from pulse.models import Component, Incident
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
 
@@ -41,6 +42,37 @@ class Snapshot:
             success_threshold=self.success_threshold,
             in_maintenance=self.in_maintenance,
         )
+
+
+LOCK = """
+SELECT c.id, c.organization_id, c.key, c.name, c.auto_incident, c.status, c.consecutive_failures,
+       c.consecutive_successes,
+       EXISTS (SELECT 1 FROM maintenance_window m
+               WHERE m.component_id = c.id AND m.starts_at <= now() AND m.ends_at > now())
+FROM component c
+WHERE c.id = %(id)s
+FOR NO KEY UPDATE OF c
+"""
+
+
+def lock(component_id: int, *, failure_threshold: int, success_threshold: int) -> Snapshot | None:
+    """The component, its row locked until commit, judged by the thresholds of what observes it
+    (a metric's, say); None if it was deleted."""
+    row = db.execute_sql(LOCK, {"id": component_id}).fetchone()
+    if row is None:
+        return None
+    cid, organization_id, key, name, auto_incident, current, failures, successes, in_maintenance = row
+    return Snapshot(
+        id=cid,
+        organization_id=organization_id,
+        key=key,
+        name=name,
+        auto_incident=auto_incident,
+        state=State(current, failures, successes),
+        failure_threshold=failure_threshold,
+        success_threshold=success_threshold,
+        in_maintenance=in_maintenance,
+    )
 
 
 def apply(component: Snapshot, seen: str, reason: str, now: datetime, **fields: Any) -> list[int]:

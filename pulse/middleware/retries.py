@@ -123,7 +123,7 @@ def reason(exception: BaseException | None) -> str:
     if isinstance(exception, pika.exceptions.AMQPError):
         return f"RabbitMQ is unavailable ({type(exception).__name__})"
     text = _first_line(exception)
-    if isinstance(exception, PulseError):  # its text says it all
+    if isinstance(exception, PulseError | dramatiq.Retry):  # its text says it all
         return text or type(exception).__name__
     return f"{type(exception).__name__}: {text}" if text else type(exception).__name__
 

@@ -7,6 +7,7 @@ from pulse.models.extracted import ExtractedValue, ExtractedValueDataPoint
 from pulse.models.failed_message import FailedMessage
 from pulse.models.heartbeat import Heartbeat
 from pulse.models.incident import Incident, IncidentUpdate
+from pulse.models.metrics import Integration, MetricDataPoint, MetricsQuery
 from pulse.models.notification import Notification, NotificationChannel, Subscriber
 from pulse.models.organization import Organization
 from pulse.models.uptime import UptimeCheck
@@ -21,7 +22,10 @@ __all__ = [
     "Heartbeat",
     "Incident",
     "IncidentUpdate",
+    "Integration",
     "MaintenanceWindow",
+    "MetricDataPoint",
+    "MetricsQuery",
     "Notification",
     "NotificationChannel",
     "Organization",

@@ -28,7 +28,7 @@ from pydantic import Field, field_validator, model_validator
 from pulse.models import NotificationChannel, Subscriber, utcnow
 from pulse.models.event import EVENT_TYPES
 from pulse.notifications.channels import CHANNELS, SUBSCRIBER_KINDS
-from pulse.spec import SLUG, Strict, http_url
+from pulse.spec import SLUG, Strict, http_url, takes
 
 _EMAIL = re.compile(r"^[^@\s<>,;\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?\.[A-Za-z]{2,63}$")
 _PHONE = re.compile(r"^\+[1-9][0-9]{6,14}$")  # E.164
@@ -87,13 +87,7 @@ class ChannelSpec(_Filters):
     @model_validator(mode="after")
     def _by_type(self) -> ChannelSpec:
         channel = CHANNELS[self.type]
-        given = {name for name in _SETTINGS if getattr(self, name) is not None}
-        allowed = set(channel.fields)
-        if given - allowed:
-            raise ValueError(f"a {self.type} channel does not take {', '.join(sorted(given - allowed))}")
-        needed = allowed - set(channel.optional)
-        if needed - given:
-            raise ValueError(f"a {self.type} channel needs {', '.join(sorted(needed - given))}")
+        takes(self, _SETTINGS, channel.fields, channel.optional, f"a {self.type} channel")
         if self.type == "email":
             recipients = [self.to] if isinstance(self.to, str) else list(self.to or [])
             if not 1 <= len(recipients) <= 50:

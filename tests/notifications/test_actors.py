@@ -3,7 +3,6 @@ queue, join the worker, assert on the rows and on what the fake vendor received.
 
 import dataclasses
 
-import dramatiq
 import pytest
 
 from actors import notifications
@@ -12,47 +11,14 @@ from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
 from pulse.notifications import delivery
 from pulse.notifications.channels import CHANNELS
 from pulse.rabbitmq import PRIORITY_URGENT
+from tests.support.stub import declare
 from tests.support.vendors import Fail, Vendors
-
-
-class Enqueued(dramatiq.Middleware):
-    """Remembers every message enqueued, with its delay."""
-
-    def __init__(self):
-        self.messages = []
-
-    def before_enqueue(self, broker, message, delay):
-        self.messages.append((message, delay))
-
-
-@pytest.fixture
-def broker(stub_broker):
-    """The StubBroker, as the process's broker (what actors send to), remembering what is enqueued."""
-    enqueued = Enqueued()
-    stub_broker.add_middleware(enqueued)
-    stub_broker.enqueued = enqueued.messages
-    previous = dramatiq.get_broker()
-    dramatiq.set_broker(stub_broker)
-    yield stub_broker
-    dramatiq.set_broker(previous)
 
 
 @pytest.fixture
 def vendors():
     with Vendors() as serving:
         yield serving
-
-
-def declare(broker, actor, **options):
-    """``actor`` (one of Pulse's) declared on ``broker``, its options overridden by ``options``."""
-    return dramatiq.Actor(
-        actor.fn,
-        broker=broker,
-        actor_name=actor.actor_name,
-        queue_name=actor.queue_name,
-        priority=actor.priority,
-        options={**actor.options, **options},
-    )
 
 
 def a_webhook_notification(vendors, kind=STATUS_CHANGED):

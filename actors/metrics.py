@@ -1,0 +1,58 @@
+"""The metrics queue's work: one poll of one metrics query."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+import dramatiq
+from dramatiq.middleware import CurrentMessage
+
+from pulse import events
+from pulse import logging as pulse_logging
+from pulse.config import get_settings
+from pulse.errors import PermanentError, TransientError
+from pulse.metrics import poll as polling
+from pulse.metrics.integrations import Sample
+from pulse.middleware.retries import last_attempt
+from pulse.net import AddressPolicy
+from pulse.net.api import ApiError
+
+logger = logging.getLogger(__name__)
+POLICY = AddressPolicy.from_settings(get_settings())
+TIMEOUT_S = 10.0  # seconds for one call to the vendor: connecting, sending, reading the answer
+
+
+@dramatiq.actor(queue_name="metrics", time_limit=120_000, max_retries=2)
+def poll(metrics_query_id: int, scheduled_at: str) -> None:
+    """Poll one query for the slot ``scheduled_at`` (ISO 8601) and record what it found.
+
+    A permanent failure (bad credentials, a bad query) is dead-lettered and shown on the query
+    and its integration; a transient one is retried, and still failing at the last retry it
+    records the slot as having no data, which the thresholds' no-data rule judges.
+    """
+    try:
+        slot = datetime.fromisoformat(scheduled_at)
+    except (TypeError, ValueError):
+        raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
+    loaded = polling.load(metrics_query_id, slot)
+    if loaded is None or not loaded.pollable:
+        logger.info("Metrics query %s is gone or paused: poll skipped.", metrics_query_id)
+        return
+    pulse_logging.bind(organizationId=loaded.organization_id, componentId=loaded.component_id)
+    if loaded.recorded:
+        return  # a redelivered message: this slot is recorded already
+    try:
+        sample = polling.run(loaded, POLICY, TIMEOUT_S)
+    except ApiError as e:
+        polling.failed(loaded, str(e))
+        message = CurrentMessage.get_current_message()
+        if e.permanent:
+            raise PermanentError(str(e)) from None
+        if message is None or not last_attempt(dramatiq.get_broker(), message):
+            if e.retry_after is not None:  # a 429: come back when the vendor says
+                raise dramatiq.Retry(str(e), delay=round(e.retry_after * 1000)) from None
+            raise TransientError(str(e)) from None
+        logger.warning("%s: %s; recorded as no data for %s.", loaded.name, e, scheduled_at)
+        sample = Sample(None, str(e))
+    events.publish(polling.record(loaded, slot, sample))

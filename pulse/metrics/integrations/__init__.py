@@ -1,0 +1,10 @@
+"""Monitoring integrations: one module per vendor, each ending with its `Integration` entry;
+`INTEGRATIONS` is the one list of kinds (the configuration file's choices derive from it)."""
+
+from pulse.metrics.integrations import prometheus
+from pulse.metrics.integrations.base import Integration, Sample
+
+#: Every kind of integration, by kind.
+INTEGRATIONS: dict[str, Integration] = {module.INTEGRATION.kind: module.INTEGRATION for module in (prometheus,)}
+
+__all__ = ["INTEGRATIONS", "Integration", "Sample"]

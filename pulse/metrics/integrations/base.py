@@ -1,0 +1,60 @@
+"""What every integration shares: what a poll found (`Sample`) and what a kind of integration is
+(`Integration`). Calls go through `pulse.net.api.call`, so they are held to the address policy and
+their errors are `ApiError`: permanent (a bad query, bad credentials) or worth retrying."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pulse.net import AddressPolicy
+
+USER_AGENT_SUFFIX = "(metrics)"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """What one poll found.
+
+    Parameters:
+      value: the number, or None when there is no data (an empty result, NaN, an infinity).
+      note: why there is no data, or how the value was made ("sum of 3 series").
+    """
+
+    value: float | None
+    note: str = ""
+
+    @classmethod
+    def of(cls, value: float, note: str = "") -> Sample:
+        """A number as a sample: NaN and the infinities are no data, said so."""
+        if math.isnan(value):
+            return cls(None, "the value is NaN")
+        if math.isinf(value):
+            return cls(None, f"the value is {'+' if value > 0 else '-'}Inf")
+        return cls(value, note)
+
+
+@dataclasses.dataclass(frozen=True)
+class Integration:
+    """One kind of integration, everything Pulse knows of it, written once in its module.
+
+    Parameters:
+      kind: its type in the configuration file and the database ("prometheus").
+      label: how messages name it ("Prometheus").
+      query: ``query(settings, text, options, policy, timeout_s)`` runs one query and returns a
+        `Sample`, or raises `pulse.net.api.ApiError`.
+      fields: the settings it takes in the configuration file.
+      optional: those of ``fields`` that may be left out.
+      secrets: those of ``fields`` that are credentials (shown as ``***``).
+      options: the per-query options it takes (``aggregate`` ...).
+    """
+
+    kind: str
+    label: str
+    query: Callable[[Mapping[str, Any], str, Mapping[str, Any], AddressPolicy, float], Sample]
+    fields: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()

@@ -1,0 +1,115 @@
+"""Prometheus: an instant query of the HTTP API.
+
+Prometheus's documentation: "HTTP API", "Instant queries"
+(https://prometheus.io/docs/prometheus/latest/querying/api/#instant-queries).
+``POST {url}/api/v1/query`` with the query form-encoded; the answer is
+``{"status": "success", "data": {"resultType": "vector" | "scalar" | ..., "result": ...}}`` or
+``{"status": "error", "errorType": ..., "error": ...}`` (with a 4xx or 5xx status).
+
+A vector of one series gives its value; of several, the query's ``aggregate`` option says how to
+make one (``first``, ``sum``, ``avg``, ``min``, ``max``), and without it the poll fails, naming how
+many series came back. A scalar gives its value. An empty vector, NaN and the infinities are no data.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import pulse
+from pulse.metrics.integrations.base import Integration, Sample
+from pulse.net import AddressPolicy, Request
+from pulse.net.api import ApiError, call, json_field
+
+LABEL = "Prometheus"
+USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
+AGGREGATES: dict[str, Callable[[list[float]], float]] = {
+    "first": lambda values: values[0],
+    "sum": math.fsum,
+    "avg": lambda values: math.fsum(values) / len(values),
+    "min": min,
+    "max": max,
+}
+# errorType values no retry fixes: the query itself is wrong, or names what does not exist.
+_PERMANENT = frozenset({"bad_data", "execution", "not_found", "not_acceptable"})
+
+
+def query(
+    settings: Mapping[str, Any], text: str, options: Mapping[str, Any], policy: AddressPolicy, timeout_s: float
+) -> Sample:
+    """Run the instant query ``text``; the `Sample` it gives, or `ApiError`."""
+    headers = {
+        "User-Agent": USER_AGENT,
+        "Accept": "application/json",
+        "Content-Type": "application/x-www-form-urlencoded",
+        **_auth(settings),
+    }
+    url = settings["url"].rstrip("/") + "/api/v1/query"
+    request = Request("POST", url, headers, urlencode({"query": text}), timeout_s)
+    response = call(request, policy, vendor=LABEL, reason=json_field("error"))
+    try:
+        answer = json.loads(response.body)
+    except ValueError:
+        raise ApiError(f"{LABEL} answered something that is not its API's JSON", permanent=True) from None
+    if not isinstance(answer, dict) or answer.get("status") != "success":
+        error_type = str(answer.get("errorType", "")) if isinstance(answer, dict) else ""
+        reason = str(answer.get("error", "")) if isinstance(answer, dict) else ""
+        raise ApiError(f"{LABEL}: {error_type or 'error'}: {reason}".rstrip(": "), permanent=error_type in _PERMANENT)
+    return sample((answer.get("data") or {}), options)
+
+
+def sample(data: Mapping[str, Any], options: Mapping[str, Any]) -> Sample:
+    """The `Sample` of a successful answer's ``data``."""
+    kind, result = data.get("resultType"), data.get("result")
+    if kind == "scalar":
+        return Sample.of(_number(result))
+    if kind != "vector" or not isinstance(result, list):
+        raise ApiError(f"{LABEL}: the query gives a {kind}; it must give a vector or a scalar", permanent=True)
+    values = [_number(series.get("value")) for series in result if isinstance(series, dict)]
+    if not values:
+        return Sample(None, "the query returned no series")
+    if len(values) == 1:
+        return Sample.of(values[0])
+    aggregate = options.get("aggregate")
+    if aggregate not in AGGREGATES:
+        raise ApiError(
+            f"{LABEL}: the query returned {len(values)} series: choose how to make one value of them with "
+            f"`aggregate: {' | '.join(AGGREGATES)}`",
+            permanent=True,
+        )
+    kept = [value for value in values if math.isfinite(value)]
+    if not kept:
+        return Sample(None, f"none of the {len(values)} series has a finite value")
+    return Sample.of(AGGREGATES[aggregate](kept), f"{aggregate} of {len(kept)} series")
+
+
+def _number(point: Any) -> float:
+    """The value of a ``[timestamp, "value"]`` pair; `ApiError` for anything else."""
+    try:
+        return float(point[1])
+    except (TypeError, ValueError, IndexError):
+        raise ApiError(f"{LABEL}: a value in its answer is not a number", permanent=True) from None
+
+
+def _auth(settings: Mapping[str, Any]) -> dict[str, str]:
+    if settings.get("bearer_token"):
+        return {"Authorization": f"Bearer {settings['bearer_token']}"}
+    if settings.get("username"):
+        pair = f"{settings['username']}:{settings.get('password', '')}".encode()
+        return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+    return {}
+
+
+INTEGRATION = Integration(
+    kind="prometheus",
+    label=LABEL,
+    query=query,
+    fields=("url", "bearer_token", "username", "password"),
+    optional=("bearer_token", "username", "password"),
+    secrets=("bearer_token", "password"),
+    options=("aggregate",),
+)

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from pulse.components import changes
-from pulse.components.status import State
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.net import Request
@@ -34,11 +33,8 @@ class Loaded:
     recorded: bool  # this slot is recorded already (a redelivered message)
 
 
-LOAD = """
-SELECT c.id, c.organization_id, c.key, c.name, c.auto_incident, c.status, c.consecutive_failures,
-       c.consecutive_successes, c.failure_threshold, c.success_threshold,
-       EXISTS (SELECT 1 FROM maintenance_window m
-               WHERE m.component_id = c.id AND m.starts_at <= %(now)s AND m.ends_at > %(now)s),
+LOAD = f"""
+SELECT {changes.COLUMNS}, c.failure_threshold, c.success_threshold,
        c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.forward_headers, c.body, c.timeout_ms,
        c.conditions, c.extract, c.last_checked_at,
        EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = %(slot)s)
@@ -55,20 +51,8 @@ def load(component_id: int, scheduled_at: datetime, *, lock: bool = False) -> Lo
     values = row.fetchone()
     if values is None:
         return None
-    (cid, organization_id, key, name, auto_incident, current, failures, successes, failure_threshold,
-     success_threshold, in_maintenance) = values[:11]  # fmt: skip
+    snapshot = changes.Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
     checkable, method, url, headers, forward, body, timeout_ms, texts, extract, last_checked_at, recorded = values[11:]
-    snapshot = changes.Snapshot(
-        id=cid,
-        organization_id=organization_id,
-        key=key,
-        name=name,
-        auto_incident=auto_incident,
-        state=State(current, failures, successes),
-        failure_threshold=failure_threshold,
-        success_threshold=success_threshold,
-        in_maintenance=in_maintenance,
-    )
     return Loaded(
         component=snapshot,
         checkable=checkable,

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from pulse.metrics.integrations import INTEGRATIONS
-from pulse.metrics.integrations.prometheus import AGGREGATES
+from pulse.metrics.integrations.base import AGGREGATES
+from pulse.metrics.integrations.datadog import SITES
 from pulse.models import Integration, MetricsQuery, utcnow
 from pulse.spec import SLUG, Strict, http_url, parse_duration, takes, within
 
@@ -36,7 +37,8 @@ else:
 Interval = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=15), timedelta(hours=24)))
 ]
-_SETTINGS = ("url", "bearer_token", "username", "password")  # the fields of IntegrationSpec a kind may take
+# The fields of IntegrationSpec a kind may take (each kind's `Integration.fields` says which).
+_SETTINGS = ("url", "site", "bearer_token", "username", "password", "api_key", "app_key")
 
 
 class IntegrationSpec(Strict):
@@ -46,6 +48,9 @@ class IntegrationSpec(Strict):
     bearer_token: str | None = Field(None, min_length=1, max_length=4096)
     username: str | None = Field(None, min_length=1, max_length=256)
     password: str | None = Field(None, max_length=4096)
+    site: Literal[tuple(SITES)] | None = None  # type: ignore[valid-type]
+    api_key: str | None = Field(None, min_length=1, max_length=4096)
+    app_key: str | None = Field(None, min_length=1, max_length=4096)
 
     _check_url = field_validator("url")(lambda value: value if value is None else http_url(value))
 

@@ -48,13 +48,19 @@ class ApiError(PulseError):
 
 
 def call(
-    request: Request, policy: AddressPolicy, *, vendor: str, reason: Callable[[Response], str] | None = None
+    request: Request,
+    policy: AddressPolicy,
+    *,
+    vendor: str,
+    reason: Callable[[Response], str] | None = None,
+    wait: Callable[[Response], float] | None = None,
 ) -> Response:
     """Make ``request``; return the 2xx `Response` or raise `ApiError`.
 
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
+      wait: reads the seconds to wait from a 429 (default: `retry_after`).
     """
     response, error = fetch(request, policy)
     if error is not None:
@@ -65,7 +71,7 @@ def call(
     why = _clean(redact((reason or text)(response), secrets(request.url, request.headers)))
     described = f"{vendor} answered {status}" + (f": {why}" if why else "")
     if status == 429:
-        raise ApiError(described, retry_after=retry_after(response), status=status)
+        raise ApiError(described, retry_after=(wait or retry_after)(response), status=status)
     if status >= 500 or status in _TRANSIENT:
         raise ApiError(described, status=status)
     raise ApiError(described, permanent=True, status=status)

@@ -84,3 +84,31 @@ def test_a_bad_metric_is_refused_naming_the_problem(database, change, problem):
 
     assert problem in str(refused.value)
     assert "t0k3n" not in str(refused.value)
+
+
+DATADOG = """
+organizations:
+  - slug: acme
+    name: Acme
+    integrations:
+      - {key: dd, type: datadog, site: EU1, api_key: "a-p-i-k-e-y-1", app_key: "a-p-p-k-e-y-2"}
+"""
+
+
+def test_a_datadog_integration_takes_a_site_and_two_keys(database):
+    configfile.apply(configfile.load(DATADOG))
+    assert Integration.get().settings == {"site": "EU1", "api_key": "a-p-i-k-e-y-1", "app_key": "a-p-p-k-e-y-2"}
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ((', app_key: "a-p-p-k-e-y-2"', ""), "a datadog integration needs app_key"),
+        (("site: EU1", "site: MARS"), "site: Input should be"),
+        (("site: EU1", "site: EU1, bearer_token: x"), "a datadog integration does not take bearer_token"),
+    ],
+)
+def test_a_bad_datadog_integration_is_refused(database, change, problem):
+    with pytest.raises(ConfigError) as refused:
+        configfile.load(DATADOG.replace(*change))
+    assert problem in str(refused.value) and "k-e-y" not in str(refused.value)

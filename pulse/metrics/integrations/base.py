@@ -10,8 +10,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulse.net import AddressPolicy
+from pulse.net.api import ApiError
 
-USER_AGENT_SUFFIX = "(metrics)"
+#: How the ``aggregate`` option makes one value of several series.
+AGGREGATES: dict[str, Callable[[list[float]], float]] = {
+    "first": lambda values: values[0],
+    "sum": math.fsum,
+    "avg": lambda values: math.fsum(values) / len(values),
+    "min": min,
+    "max": max,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +42,27 @@ class Sample:
         if math.isinf(value):
             return cls(None, f"the value is {'+' if value > 0 else '-'}Inf")
         return cls(value, note)
+
+
+def combine(values: list[float], options: Mapping[str, Any], label: str) -> Sample:
+    """One `Sample` of the values of the series a query returned: the value of one series; of
+    several, the query's ``aggregate`` rule over the finite ones (none: the poll fails, naming how
+    many came back); of none, no data."""
+    if not values:
+        return Sample(None, "the query returned no series")
+    if len(values) == 1:
+        return Sample.of(values[0])
+    aggregate = options.get("aggregate")
+    if aggregate not in AGGREGATES:
+        raise ApiError(
+            f"{label}: the query returned {len(values)} series: choose how to make one value of them with "
+            f"`aggregate: {' | '.join(AGGREGATES)}`",
+            permanent=True,
+        )
+    kept = [value for value in values if math.isfinite(value)]
+    if not kept:
+        return Sample(None, f"none of the {len(values)} series has a finite value")
+    return Sample.of(AGGREGATES[aggregate](kept), f"{aggregate} of {len(kept)} series")
 
 
 @dataclasses.dataclass(frozen=True)

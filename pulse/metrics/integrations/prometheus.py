@@ -15,25 +15,17 @@ from __future__ import annotations
 
 import base64
 import json
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 import pulse
-from pulse.metrics.integrations.base import Integration, Sample
+from pulse.metrics.integrations.base import Integration, Sample, combine
 from pulse.net import AddressPolicy, Request
 from pulse.net.api import ApiError, call, json_field
 
 LABEL = "Prometheus"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
-AGGREGATES: dict[str, Callable[[list[float]], float]] = {
-    "first": lambda values: values[0],
-    "sum": math.fsum,
-    "avg": lambda values: math.fsum(values) / len(values),
-    "min": min,
-    "max": max,
-}
 # errorType values no retry fixes: the query itself is wrong, or names what does not exist.
 _PERMANENT = frozenset({"bad_data", "execution", "not_found", "not_acceptable"})
 
@@ -69,22 +61,7 @@ def sample(data: Mapping[str, Any], options: Mapping[str, Any]) -> Sample:
         return Sample.of(_number(result))
     if kind != "vector" or not isinstance(result, list):
         raise ApiError(f"{LABEL}: the query gives a {kind}; it must give a vector or a scalar", permanent=True)
-    values = [_number(series.get("value")) for series in result if isinstance(series, dict)]
-    if not values:
-        return Sample(None, "the query returned no series")
-    if len(values) == 1:
-        return Sample.of(values[0])
-    aggregate = options.get("aggregate")
-    if aggregate not in AGGREGATES:
-        raise ApiError(
-            f"{LABEL}: the query returned {len(values)} series: choose how to make one value of them with "
-            f"`aggregate: {' | '.join(AGGREGATES)}`",
-            permanent=True,
-        )
-    kept = [value for value in values if math.isfinite(value)]
-    if not kept:
-        return Sample(None, f"none of the {len(values)} series has a finite value")
-    return Sample.of(AGGREGATES[aggregate](kept), f"{aggregate} of {len(kept)} series")
+    return combine([_number(series.get("value")) for series in result if isinstance(series, dict)], options, LABEL)
 
 
 def _number(point: Any) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
@@ -58,9 +57,12 @@ def metrics(ctx: click.Context, as_json: bool) -> None:
 @click.argument("integration")
 @click.argument("text", metavar="QUERY")
 @click.option("--aggregate", help="How to make one value of several series (first, sum, avg, min, max).")
+@click.option("--field", help="New Relic: the column of the rows that holds the value.")
 @click.option("--timeout", type=click.FloatRange(0.1, 60), default=10, show_default=True, help="Seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def query_now(integration: str, text: str, aggregate: str | None, timeout: float, as_json: bool) -> None:
+def query_now(
+    integration: str, text: str, aggregate: str | None, field: str | None, timeout: float, as_json: bool
+) -> None:
     """Run QUERY now through INTEGRATION (KEY or ORGANIZATION/KEY) and print its value (nothing is
     recorded). Exit 0 with a value, 1 when there is none or the vendor is unavailable, 2 on a usage
     or configuration error (a bad query, bad credentials)."""
@@ -74,8 +76,10 @@ def query_now(integration: str, text: str, aggregate: str | None, timeout: float
         found = find_integration(integration)
     except LookupError as e:
         fail(str(e.args[0]), code=2)
-    options: dict[str, Any] = {"aggregate": aggregate} if aggregate else {}
+    options = {name: value for name, value in (("aggregate", aggregate), ("field", field)) if value is not None}
     kind = INTEGRATIONS[found.type]
+    for name in set(options) - set(kind.options):
+        fail(f"a {found.type} integration does not take --{name}", code=2)
     try:
         sample = kind.query(found.settings, text, options, AddressPolicy.from_settings(current), timeout)
     except ApiError as e:

@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from pulse.metrics.integrations import INTEGRATIONS
 from pulse.metrics.integrations.base import AGGREGATES
 from pulse.metrics.integrations.datadog import SITES
+from pulse.metrics.integrations.newrelic import REGIONS
 from pulse.models import Integration, MetricsQuery, utcnow
 from pulse.spec import SLUG, Strict, http_url, parse_duration, takes, within
 
@@ -38,7 +39,18 @@ Interval = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=15), timedelta(hours=24)))
 ]
 # The fields of IntegrationSpec a kind may take (each kind's `Integration.fields` says which).
-_SETTINGS = ("url", "site", "bearer_token", "username", "password", "api_key", "app_key")
+_SETTINGS = (
+    "url",
+    "site",
+    "region",
+    "account_id",
+    "datasource",
+    "bearer_token",
+    "username",
+    "password",
+    "api_key",
+    "app_key",
+)
 
 
 class IntegrationSpec(Strict):
@@ -49,6 +61,9 @@ class IntegrationSpec(Strict):
     username: str | None = Field(None, min_length=1, max_length=256)
     password: str | None = Field(None, max_length=4096)
     site: Literal[tuple(SITES)] | None = None  # type: ignore[valid-type]
+    region: Literal[tuple(REGIONS)] | None = None  # type: ignore[valid-type]
+    account_id: int | None = Field(None, ge=1, le=2**31 - 1, strict=True)
+    datasource: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]{1,40}$")
     api_key: str | None = Field(None, min_length=1, max_length=4096)
     app_key: str | None = Field(None, min_length=1, max_length=4096)
 
@@ -60,10 +75,16 @@ class IntegrationSpec(Strict):
         takes(self, _SETTINGS, integration.fields, integration.optional, f"a {self.type} integration")
         if self.bearer_token and self.username:
             raise ValueError("give a bearer_token or a username and password, not both")
+        if self.url and (self.site or self.region):
+            raise ValueError(f"give a {'site' if self.site else 'region'} or a url, not both")
         return self
 
     def settings(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _SETTINGS if getattr(self, name) is not None}
+
+
+# The fields of MetricSpec that are options of its integration (each kind's `Integration.options`).
+_OPTIONS = ("aggregate", "field")
 
 
 class Thresholds(Strict):
@@ -90,6 +111,7 @@ class MetricSpec(Strict):
     integration: str = Field(pattern=SLUG)
     query: str = Field(min_length=1, max_length=10_000)
     aggregate: Literal[tuple(AGGREGATES)] | None = None  # type: ignore[valid-type]
+    field: str | None = Field(None, min_length=1, max_length=200)
     interval: Interval = timedelta(seconds=60)
     unit: str = Field("", max_length=32)
     thresholds: Thresholds = Field(default_factory=lambda: Thresholds.model_validate({}))
@@ -98,20 +120,32 @@ class MetricSpec(Strict):
     paused: bool = False
 
     def options(self) -> dict[str, Any]:
-        return {"aggregate": self.aggregate} if self.aggregate else {}
+        """The options the integration reads (``aggregate``, ``field``), those that are set."""
+        return {name: getattr(self, name) for name in _OPTIONS if getattr(self, name) is not None}
 
 
 def references(
     integrations: list[IntegrationSpec], metrics: list[MetricSpec], metric_components: set[str]
 ) -> list[str]:
     """What the metrics name that the organization does not declare, or may not use: unknown
-    integrations, components that are not of type metric, a component driven by two metrics."""
+    integrations, options their integration does not take, components that are not of type
+    metric, a component driven by two metrics."""
     problems = []
-    keys = {i.key for i in integrations}
+    kinds = {i.key: i.type for i in integrations}
     driven: set[str] = set()
     for index, metric in enumerate(metrics):
-        if metric.integration not in keys:
+        if metric.integration not in kinds:
             problems.append(f"metrics[{index}] names the integration {metric.integration!r}, which is not declared")
+        else:
+            kind = kinds[metric.integration]
+            for option in sorted(set(metric.options()) - set(INTEGRATIONS[kind].options)):
+                problems.append(f"metrics[{index}]: a {kind} integration's metric does not take {option}")
+            check = INTEGRATIONS[kind].check
+            try:
+                if check is not None:
+                    check(metric.query, metric.options())
+            except ValueError as e:
+                problems.append(f"metrics[{index}].query: {e}")
         if metric.component is not None:
             if metric.component not in metric_components:
                 problems.append(

@@ -54,6 +54,7 @@ def call(
     vendor: str,
     reason: Callable[[Response], str] | None = None,
     wait: Callable[[Response], float] | None = None,
+    judge: Callable[[Response], int] | None = None,
 ) -> Response:
     """Make ``request``; return the 2xx `Response` or raise `ApiError`.
 
@@ -61,6 +62,8 @@ def call(
       vendor: the provider's name, for error texts ("Slack").
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
       wait: reads the seconds to wait from a 429 (default: `retry_after`).
+      judge: reads the status a non-2xx answer is judged by, permanent or worth retrying, when the
+        provider says more in its body than in its HTTP status (default: the HTTP status).
     """
     response, error = fetch(request, policy)
     if error is not None:
@@ -68,11 +71,12 @@ def call(
     status = response.status or 0
     if 200 <= status < 300:
         return response
-    why = _clean(redact((reason or text)(response), secrets(request.url, request.headers)))
+    why = quote(request, (reason or text)(response))
     described = f"{vendor} answered {status}" + (f": {why}" if why else "")
     if status == 429:
         raise ApiError(described, retry_after=(wait or retry_after)(response), status=status)
-    if status >= 500 or status in _TRANSIENT:
+    verdict = judge(response) if judge else status
+    if verdict >= 500 or verdict in _TRANSIENT:
         raise ApiError(described, status=status)
     raise ApiError(described, permanent=True, status=status)
 
@@ -146,6 +150,12 @@ def redact(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
+
+
+def quote(request: Request, said: str) -> str:
+    """What a provider said in answer to ``request``, for an error text: one short line, without
+    the request's secrets."""
+    return _clean(redact(said, secrets(request.url, request.headers)))
 
 
 def _clean(reason: str, limit: int = 300) -> str:

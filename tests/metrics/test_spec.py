@@ -1,5 +1,8 @@
 """Integrations and metrics in the configuration file: validated with the rest, upserted, pruned."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from pulse import configfile
@@ -106,9 +109,148 @@ def test_a_datadog_integration_takes_a_site_and_two_keys(database):
         ((', app_key: "a-p-p-k-e-y-2"', ""), "a datadog integration needs app_key"),
         (("site: EU1", "site: MARS"), "site: Input should be"),
         (("site: EU1", "site: EU1, bearer_token: x"), "a datadog integration does not take bearer_token"),
+        (("site: EU1", 'site: EU1, url: "http://127.0.0.1:1"'), "give a site or a url, not both"),
     ],
 )
 def test_a_bad_datadog_integration_is_refused(database, change, problem):
     with pytest.raises(ConfigError) as refused:
         configfile.load(DATADOG.replace(*change))
     assert problem in str(refused.value) and "k-e-y" not in str(refused.value)
+
+
+NEW_RELIC = """
+organizations:
+  - slug: acme
+    name: Acme
+    integrations:
+      - {key: nr, type: newrelic, region: EU, account_id: 1234567, api_key: "NRAK-S3CR3T-K3Y"}
+    metrics:
+      - {key: p95, name: p95, integration: nr, query: "SELECT percentile(duration, 95) FROM Transaction"}
+"""
+
+
+def test_a_new_relic_integration_takes_a_region_an_account_and_a_key(database):
+    configfile.apply(configfile.load(NEW_RELIC.replace('95) FROM Transaction"', '95) FROM Transaction", field: x')))
+    assert Integration.get().settings == {"region": "EU", "account_id": 1234567, "api_key": "NRAK-S3CR3T-K3Y"}
+    assert MetricsQuery.get().options == {"field": "x"}
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ((", account_id: 1234567", ""), "a newrelic integration needs account_id"),
+        (("account_id: 1234567", 'account_id: "1234567"'), "account_id: Input should be a valid integer"),
+        (("account_id: 1234567", "account_id: 0"), "account_id: Input should be greater than or equal to 1"),
+        (("region: EU", "region: APAC"), "region: Input should be 'US' or 'EU'"),
+        (("region: EU", "region: EU, site: EU1"), "a newrelic integration does not take site"),
+        (("region: EU", 'region: EU, url: "http://127.0.0.1:1"'), "give a region or a url, not both"),
+        (("type: newrelic", "type: prometheus"), "a prometheus integration does not take account_id, api_key, region"),
+    ],
+)
+def test_a_bad_new_relic_integration_is_refused(database, change, problem):
+    text = NEW_RELIC.replace(*change)
+    assert text != NEW_RELIC
+
+    with pytest.raises(ConfigError) as refused:
+        configfile.load(text)
+
+    assert problem in str(refused.value) and "S3CR3T" not in str(refused.value)
+
+
+def test_an_option_the_integration_does_not_take_is_refused(database):
+    with pytest.raises(ConfigError, match="metrics\\[1\\]: a prometheus integration's metric does not take field"):
+        configfile.load(FILE.replace('query: "sum(rate(errors_total[5m]))"}', 'query: "up", field: up}'))
+
+
+GRAFANA = """
+organizations:
+  - slug: acme
+    name: Acme
+    integrations:
+      - {key: graf, type: grafana, url: "https://grafana.acme.example", bearer_token: "glsa_s3cr3t",
+         datasource: P8E80F9AEF21F6940}
+    metrics:
+      - {key: up, name: Up, integration: graf, query: 'sum(up{job="api"})'}
+      - {key: sql, name: SQL, integration: graf, query: '{"rawSql": "SELECT 1 AS value"}'}
+"""
+
+
+def test_a_grafana_integration_takes_a_token_and_a_data_source(database):
+    configfile.apply(configfile.load(GRAFANA))
+    assert Integration.get().settings == {
+        "url": "https://grafana.acme.example",
+        "bearer_token": "glsa_s3cr3t",
+        "datasource": "P8E80F9AEF21F6940",
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ((",\n         datasource: P8E80F9AEF21F6940", ""), "a grafana integration needs datasource"),
+        ((' bearer_token: "glsa_s3cr3t",', ""), "a grafana integration needs bearer_token"),
+        (("datasource: P8E80F9AEF21F6940", "datasource: '../admin'"), "datasource: String should match pattern"),
+        (('{"rawSql": "SELECT 1 AS value"}', '{"rawSql": SELECT 1}'), "metrics[1].query: a Grafana query that starts"),
+        (('{"rawSql": "SELECT 1 AS value"}', "{}}"), "must be a JSON object"),
+    ],
+)
+def test_a_bad_grafana_integration_or_query_is_refused(database, change, problem):
+    text = GRAFANA.replace(*change)
+    assert text != GRAFANA
+
+    with pytest.raises(ConfigError) as refused:
+        configfile.load(text)
+
+    assert problem in str(refused.value) and "s3cr3t" not in str(refused.value)
+
+
+PINGDOM = """
+organizations:
+  - slug: acme
+    name: Acme
+    integrations:
+      - {key: pd, type: pingdom, bearer_token: "p1ngd0m-t0k3n"}
+    metrics:
+      - {key: web, name: Website, integration: pd, query: "5811286", field: status}
+"""
+
+
+def test_a_pingdom_metric_reads_a_check(database):
+    configfile.apply(configfile.load(PINGDOM))
+    assert Integration.get().settings == {"bearer_token": "p1ngd0m-t0k3n"}
+    assert (MetricsQuery.get().query, MetricsQuery.get().options) == ("5811286", {"field": "status"})
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (('query: "5811286"', "query: www.acme.example"), "metrics[0].query: a Pingdom query is the id of a check"),
+        (
+            ("field: status", "field: uptime"),
+            "metrics[0].query: a Pingdom metric's field is lastresponsetime or status",
+        ),
+        (('bearer_token: "p1ngd0m-t0k3n"', "username: u"), "does not take username"),
+        (("field: status", "aggregate: sum"), "a pingdom integration's metric does not take aggregate"),
+    ],
+)
+def test_a_bad_pingdom_metric_is_refused(database, change, problem):
+    text = PINGDOM.replace(*change)
+    assert text != PINGDOM
+
+    with pytest.raises(ConfigError) as refused:
+        configfile.load(text)
+
+    assert problem in str(refused.value) and "t0k3n" not in str(refused.value)
+
+
+def test_the_readmes_metrics_examples_load(monkeypatch):
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    for name in ("PROM_TOKEN", "DD_API_KEY", "DD_APP_KEY", "NEW_RELIC_USER_KEY", "GRAFANA_TOKEN", "PINGDOM_TOKEN"):
+        monkeypatch.setenv(name, "s3cr3t-value")
+    assert len(blocks) == 2
+
+    for block in blocks:
+        loaded = configfile.load("organizations:\n  - slug: acme\n    name: Acme\n" + block)
+        assert loaded.organizations[0].metrics

@@ -17,17 +17,13 @@ answer it, with 200, in place of a query's answer (an answer broken in transit o
 
 from __future__ import annotations
 
-import json
 import secrets
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from tests.support.jsonapi import JsonApi
 
 
-class Datadog:
+class Datadog(JsonApi):
     def __init__(self, *, limit: int = 1000, period: int = 10) -> None:
         self.api_key = secrets.token_hex(16)
         self.app_key = secrets.token_hex(20)
@@ -35,21 +31,13 @@ class Datadog:
         self.requests: list[dict[str, Any]] = []
         self.broken: Any = None
         self.limit, self.period = limit, period
-        self.window: list[float] = []
-        self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.server.daemon_threads = True
-        self.server.datadog = self  # type: ignore[attr-defined]
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__()
 
-    def answer(self, path: str, query: dict[str, list[str]], headers: dict[str, str]) -> tuple[int, Any, dict]:
-        """The status, body and headers for one request."""
-        with self.lock:
-            self.requests.append({"path": path, "query": query, "headers": headers})
-            now = time.monotonic()
-            self.window = [t for t in self.window if now - t < self.period] + [now]
-            remaining = self.limit - len(self.window)
+    def answer(
+        self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        self.requests.append({"path": path, "query": query, "headers": headers})
+        remaining = self.left(self.limit, self.period)
         limits = {
             "X-RateLimit-Limit": str(self.limit),
             "X-RateLimit-Period": str(self.period),
@@ -57,7 +45,7 @@ class Datadog:
             "X-RateLimit-Reset": str(self.period),
             "X-RateLimit-Name": "query",
         }
-        if path != "/api/v1/query":
+        if method != "GET" or path != "/api/v1/query":
             return 404, {"errors": ["Not found"]}, {}
         if headers.get("dd-api-key") != self.api_key or headers.get("dd-application-key") != self.app_key:
             return 403, {"errors": ["Forbidden"]}, {}
@@ -101,7 +89,7 @@ class Datadog:
             }
             for points in self.series.get(text, [])
         ]
-        body = {
+        answer = {
             "status": "ok",
             "res_type": "time_series",
             "resp_version": 1,
@@ -114,34 +102,4 @@ class Datadog:
             "times": [],
             "values": [],
         }
-        return 200, body, limits
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def __enter__(self) -> Datadog:
-        return self
-
-    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self.close()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        status, body, extra = self.server.datadog.answer(parts.path, parse_qs(parts.query), headers)  # type: ignore[attr-defined]
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in extra.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        pass
+        return 200, answer, limits

@@ -5,11 +5,12 @@ their errors are `ApiError`: permanent (a bad query, bad credentials) or worth r
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pulse.net import AddressPolicy
+from pulse.net import AddressPolicy, Response
 from pulse.net.api import ApiError
 
 #: How the ``aggregate`` option makes one value of several series.
@@ -44,6 +45,22 @@ class Sample:
         return cls(value, note)
 
 
+def json_object(response: Response, label: str) -> dict[str, Any]:
+    """The JSON object a successful answer holds; anything else is a permanent `ApiError`."""
+    try:
+        answer = json.loads(response.body)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise malformed(label)
+    return answer
+
+
+def malformed(label: str) -> ApiError:
+    """The permanent failure of an answer that is not the API's JSON (a proxy's page, a broken body)."""
+    return ApiError(f"{label} answered something that is not its API's JSON", permanent=True)
+
+
 def combine(values: list[float], options: Mapping[str, Any], label: str) -> Sample:
     """One `Sample` of the values of the series a query returned: the value of one series; of
     several, the query's ``aggregate`` rule over the finite ones (none: the poll fails, naming how
@@ -76,8 +93,9 @@ class Integration:
         `Sample`, or raises `pulse.net.api.ApiError`.
       fields: the settings it takes in the configuration file.
       optional: those of ``fields`` that may be left out.
-      secrets: those of ``fields`` that are credentials (shown as ``***``).
       options: the per-query options it takes (``aggregate`` ...).
+      check: ``check(text, options)`` refuses, with `ValueError`, a query the configuration file
+        must not take (one that cannot be sent as it is written); None when only the vendor can tell.
     """
 
     kind: str
@@ -85,5 +103,5 @@ class Integration:
     query: Callable[[Mapping[str, Any], str, Mapping[str, Any], AddressPolicy, float], Sample]
     fields: tuple[str, ...]
     optional: tuple[str, ...] = ()
-    secrets: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
+    check: Callable[[str, Mapping[str, Any]], None] | None = None

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pulse
-from pulse.metrics.integrations.base import Integration, Sample, combine
+from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
 from pulse.net.api import MAX_RETRY_AFTER_S, ApiError, call, retry_after
 
@@ -52,17 +52,12 @@ def query(
     }
     request = Request("GET", url, headers, None, timeout_s)
     response = call(request, policy, vendor=LABEL, reason=_errors, wait=_reset)
-    try:
-        answer = json.loads(response.body)
-    except ValueError:
-        raise ApiError(f"{LABEL} answered something that is not its API's JSON", permanent=True) from None
-    if not isinstance(answer, dict):
-        raise ApiError(f"{LABEL} answered something that is not its API's JSON", permanent=True)
+    answer = json_object(response, LABEL)
     if answer.get("status") == "error":
         raise ApiError(f"{LABEL}: {answer.get('error') or 'error'}", permanent=True)
     listed = answer.get("series") or []
     if not isinstance(listed, list) or not all(isinstance(series, dict) for series in listed):
-        raise ApiError(f"{LABEL} answered something that is not its API's JSON", permanent=True)
+        raise malformed(LABEL)
     values = []
     for series in listed:
         pointlist = series.get("pointlist") or []
@@ -104,6 +99,5 @@ INTEGRATION = Integration(
     query=query,
     fields=("site", "url", "api_key", "app_key"),
     optional=("site", "url"),
-    secrets=("api_key", "app_key"),
     options=("aggregate",),
 )

@@ -14,13 +14,12 @@ many series came back. A scalar gives its value. An empty vector, NaN and the in
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 import pulse
-from pulse.metrics.integrations.base import Integration, Sample, combine
+from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request
 from pulse.net.api import ApiError, call, json_field
 
@@ -43,15 +42,14 @@ def query(
     url = settings["url"].rstrip("/") + "/api/v1/query"
     request = Request("POST", url, headers, urlencode({"query": text}), timeout_s)
     response = call(request, policy, vendor=LABEL, reason=json_field("error"))
-    try:
-        answer = json.loads(response.body)
-    except ValueError:
-        raise ApiError(f"{LABEL} answered something that is not its API's JSON", permanent=True) from None
-    if not isinstance(answer, dict) or answer.get("status") != "success":
-        error_type = str(answer.get("errorType", "")) if isinstance(answer, dict) else ""
-        reason = str(answer.get("error", "")) if isinstance(answer, dict) else ""
+    answer = json_object(response, LABEL)
+    if answer.get("status") != "success":
+        error_type, reason = str(answer.get("errorType", "")), str(answer.get("error", ""))
         raise ApiError(f"{LABEL}: {error_type or 'error'}: {reason}".rstrip(": "), permanent=error_type in _PERMANENT)
-    return sample((answer.get("data") or {}), options)
+    data = answer.get("data")
+    if not isinstance(data, dict):
+        raise malformed(LABEL)
+    return sample(data, options)
 
 
 def sample(data: Mapping[str, Any], options: Mapping[str, Any]) -> Sample:
@@ -87,6 +85,5 @@ INTEGRATION = Integration(
     query=query,
     fields=("url", "bearer_token", "username", "password"),
     optional=("bearer_token", "username", "password"),
-    secrets=("bearer_token", "password"),
     options=("aggregate",),
 )

@@ -87,7 +87,7 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     assert dead_row(permanent).requeue_count == 1
     listed = [row["message_id"] for row in json.loads(cli("dlq", "list", "--json").output)]
     assert sorted(listed) == sorted([permanent.message_id, transient.message_id])
-    assert rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 2}
+    wait_for(lambda: rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 2}, "2 messages in cleanup.XQ")
     assert wait_for(lambda: metric(port, "worker_task_dlq_total", task_name="always_permanent") == 2, "2 dlq")
 
 
@@ -109,11 +109,15 @@ def test_a_message_in_flight_when_its_worker_is_killed_is_redelivered(workers):
 def test_requeue_all_and_purge(workers, settings):
     workers()
     sent = [actors.always_permanent.send(f"x{i}") for i in range(3)]
-    wait_for(lambda: all(dead_row(m) for m in sent), "three dead letters")
+
+    def xq_holds(count):  # a row is written just before its message is rejected to the .XQ
+        return rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": count}
+
+    wait_for(lambda: all(dead_row(m) for m in sent) and xq_holds(3), "three dead letters")
 
     assert cli("dlq", "requeue", "--all").output.strip() == "requeued 3 message(s)"
     wait_for(lambda: all(Attempt.count(f"x{i}") == 2 for i in range(3)), "the requeued messages to run")
-    wait_for(lambda: all(dead_row(m).requeued_at is None for m in sent), "them to fail again")
+    wait_for(lambda: all(dead_row(m).requeued_at is None for m in sent) and xq_holds(3), "them to fail again")
 
     result = cli("dlq", "purge", "--yes")
     assert result.output.strip() == "deleted 3 record(s), dropped 3 message(s) from the dead-letter queues"

@@ -10,6 +10,12 @@ whatever runs it can die at any moment: RabbitMQ hands the unacknowledged leg to
 schedulers send each leg twice; claims lock what they take (``FOR UPDATE SKIP LOCKED``), so two
 legs at once never send one slot twice.
 
+A leg takes a worker thread for its minute, so one loop runs one leg at a time (`Turn`): a leg
+waits for the one before it to end (in RabbitMQ, as a delayed message, when that is more than a
+few seconds away: a scheduler's first tick comes up to a minute before the next), and a second
+copy of a leg (a second scheduler's, or one RabbitMQ redelivered while its first copy runs on)
+ends at once, its thread free for checks.
+
 A claim sends before it commits: a crash in between leaves the slots to claim again (a message
 sent twice is recorded once, by its unique key), never a slot claimed but not sent.
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -26,9 +33,10 @@ from typing import Any
 import dramatiq
 import peewee
 import pika.exceptions
+import psycopg
 
 from pulse.config import get_settings
-from pulse.db import db
+from pulse.db import CONNECT_TIMEOUT, db
 from pulse.models import utcnow
 from pulse.rabbitmq import PRIORITY_URGENT, BatchPublisher
 from pulse.ticks import stopping
@@ -45,6 +53,8 @@ GATHER = timedelta(milliseconds=50)
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
 RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
+CONFIRM_S = 2.0  # seconds a leg waits on a copy of itself before ending (the copy may be dying)
+WAIT_S = 5.0  # seconds a leg waits in its thread for the leg before it; longer waits are delayed messages
 
 #: (key, due time) of one claimed row: a component id and its slot, say.
 Claimed = tuple[Any, datetime]
@@ -87,6 +97,20 @@ def run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
     RabbitMQ and PostgreSQL errors are ridden out: the claim in progress is rolled back (its rows
     wait for the next attempt) and the loop tries again after `RETRY_WAIT`.
     """
+    with Turn(schedule.name, until) as turn:
+        if turn.taken:
+            return _run(schedule, until, leg)
+    if turn.before is not None:  # wait in RabbitMQ, not in a thread, until that leg nearly ends
+        delay_ms = int((turn.before - WAIT_S / 2 - time.time()) * 1000)
+        logger.info("%s loop: the leg before runs %.0f s more: this one waits its turn in RabbitMQ.",
+                    schedule.name, turn.before - time.time())  # fmt: skip
+        leg.send_with_options(args=(until,), delay=max(0, delay_ms), broker_priority=PRIORITY_URGENT)
+    elif stopping.is_set() and time.time() < until:
+        leg.send_with_options(args=(until,), broker_priority=PRIORITY_URGENT)  # another worker goes on
+    return 0
+
+
+def _run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
     deadline = time.monotonic() + (until - time.time())
     logger.info("%s loop: running until %s.", schedule.name, datetime.fromtimestamp(until, UTC).isoformat())
     next_prepare = 0.0
@@ -138,3 +162,84 @@ def _until_next_due(schedule: Schedule, deadline: float) -> float:
     due = schedule.next_due()
     wait = IDLE_WAKE if due is None else (due - utcnow() - LOOKAHEAD).total_seconds()
     return max(0.0, min(wait, IDLE_WAKE, deadline - time.monotonic()))
+
+
+class Turn:
+    """A loop's turn to run a leg: a PostgreSQL advisory lock per loop, held on a connection of
+    the leg's own (not a pooled one, which would keep the lock after the leg) named after the
+    leg's deadline, so a leg that finds the lock taken can tell a copy of itself from the leg
+    before it. A leg that dies, dies with its connection, and its lock with it.
+
+    ``with Turn(name, until) as turn:`` sets ``turn.taken``: the lock is this leg's, or PostgreSQL
+    could not be asked (the leg runs anyway: claims never double a slot, the lock only saves a
+    thread). It is not taken when a leg with the same deadline holds it (a copy: this one ends
+    after `CONFIRM_S`, in case that copy is dying), when the leg before runs more than `WAIT_S`
+    longer (``turn.before`` is its deadline: the caller sends this leg again for then), or when
+    the worker stops or the deadline passes while waiting for the leg before to end.
+    """
+
+    NAMESPACE = 0x50554C53  # "PULS": the first key of Pulse's advisory locks
+    _HOLDER = """
+        SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s::oid AND l.objid = %s::oid
+          AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    """
+
+    def __init__(self, name: str, until: float) -> None:
+        self.name, self.until = name, until
+        self.key = zlib.crc32(name.encode()) & 0x7FFFFFFF
+        self.taken = False
+        self.before: float | None = None
+        self.conn: psycopg.Connection | None = None
+
+    def __enter__(self) -> Turn:
+        try:
+            self.taken = self._take()
+        except psycopg.Error as e:
+            logger.warning("%s loop: PostgreSQL: %s: the leg runs without its turn.", self.name, type(e).__name__)
+            self.taken = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.conn is not None:
+            self.conn.close()  # and the lock with it
+
+    def _take(self) -> bool:
+        self.conn = psycopg.connect(
+            get_settings().database_url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT,
+            application_name=f"pulse {self.name} loop until {self.until:.3f}",
+        )
+        copy_since: float | None = None
+        while True:
+            if self._query("SELECT pg_try_advisory_lock(%s, %s)"):
+                return True
+            holder = self._holder_until()
+            now = time.monotonic()
+            if holder is not None and holder >= self.until - 1:
+                copy_since = now if copy_since is None else copy_since
+                if now - copy_since >= CONFIRM_S:
+                    logger.info("%s loop: a leg running until the same time runs already: this copy ends.", self.name)
+                    return False
+            else:
+                copy_since = None
+                if holder is not None and holder - time.time() > WAIT_S:
+                    self.before = holder
+                    return False
+            if time.time() >= self.until or stopping.wait(IDLE_WAKE / 5):
+                return False
+
+    def _holder_until(self) -> float | None:
+        """The deadline of the leg holding the lock, from its connection's name."""
+        name = self._query(self._HOLDER)
+        try:
+            return float(name.rsplit(" ", 1)[1]) if name else None
+        except (IndexError, ValueError):
+            return None
+
+    def _query(self, text: str) -> Any:
+        """The first column of the first row of ``text`` about this loop's lock (None if no row)."""
+        assert self.conn is not None
+        row = self.conn.execute(text, (self.NAMESPACE, self.key)).fetchone()
+        return row[0] if row else None

@@ -60,10 +60,11 @@ def test_two_schedulers_send_each_slot_once_and_on_time(make_component, target, 
     start = utcnow() + timedelta(seconds=2)
     fast = make_component(target, key="fast", interval_seconds=15, next_check_at=start)
     make_component(target, key="daily", interval_seconds=86400, next_check_at=start + timedelta(hours=1))
-    workers(threads=4, env={"PULSE_METRICS_PORT": str(port)})
+    worker = workers(threads=4, env={"PULSE_METRICS_PORT": str(port)})
 
     schedule.send()
     schedule.send()  # a second scheduler at the same time
+    wait_for(lambda: "uptime loop: a leg running until the same time runs already" in worker.output, "a copy ending")
     rows = wait_for(
         lambda: (found := list(UptimeCheck.select().order_by(UptimeCheck.scheduled_at))) and len(found) >= 2 and found,
         "two checks of the 15 s component",
@@ -77,3 +78,4 @@ def test_two_schedulers_send_each_slot_once_and_on_time(make_component, target, 
     # Each slot was sent once: as many check messages processed as slots, and requests made.
     assert wait_for(lambda: metric(port, "worker_task_success_total", task_name="check") == 2, "2 checks")
     assert len(target.received) == 2
+    assert worker.output.count("uptime loop: running until") == 1  # one leg ran, its copy ended

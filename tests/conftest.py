@@ -19,6 +19,7 @@ from pulse.broker import build_broker
 from pulse.config import Settings, get_settings
 from pulse.db import db, migrate, setup_database
 from pulse.models import Component, ExtractedValue, Organization
+from pulse.net import keepalive
 from tests.support.models import Attempt
 from tests.support.stub import Enqueued
 from tests.support.target import HTTPTarget
@@ -50,6 +51,15 @@ TABLES = (
     "component",
     "organization",
 )
+
+
+@pytest.fixture(autouse=True)
+def no_kept_connections():
+    """Each test starts with no connection kept alive by the test process's thread, so a test's
+    server never answers another's, and connection counts start at zero."""
+    keepalive.close_all()
+    yield
+    keepalive.close_all()
 
 
 def reset_vhost(settings: Settings) -> None:

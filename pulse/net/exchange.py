@@ -1,13 +1,15 @@
 """One HTTP request: every timeout explicit, disallowed addresses refused before any byte is sent.
 
-`fetch` runs one request over a fresh connection and never raises for a network problem: it
-returns the `Response` it observed and a short error text that names the host but never the URL's
-credentials or query string. Uptime checks and notification deliveries both go through it.
+`fetch` runs one request and never raises for a network problem: it returns the `Response` it
+observed and a short error text that names the host but never the URL's credentials or query
+string. Uptime checks, notification deliveries and metrics polls all go through it. A request
+goes over a fresh connection (``Connection: close``) unless it asks to keep it alive for the
+next request of its thread to the same origin (`pulse.net.keepalive`), as metrics polls do.
 
 It is written on the standard library (`socket`, `ssl`, `http.client`) because a check is mostly
 overhead: `requests` and urllib3 cost four times the CPU of the exchange itself, and Pulse runs
 hundreds of checks a second. It sends what `requests` sent (the same URL normalisation, headers,
-basic auth from the URL, redirect rules and cookies between hops) but for ``Connection: close``.
+basic auth from the URL, redirect rules and cookies between hops).
 
 The address guard lives in `_Exchange.connect`: it resolves the host, checks every resolved address
 against the `AddressPolicy` and connects only to an allowed one, so the address checked is the
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import pulse
+from pulse.net import keepalive
 from pulse.net.bodies import read_body
 from pulse.net.policy import AddressPolicy, AddressRefused
 from pulse.net.response import Response
@@ -67,6 +70,9 @@ class Request:
       forward_headers: send ``headers`` on a redirect to another origin too; by default they are
         dropped there (an API key meant for one host must not reach another), but for those that
         only describe the request (User-Agent, Accept, Content-Type...).
+      keep_alive: keep the connection for this thread's next request to the same origin. Only for
+        a request that is safe to send twice: if the server closes a kept connection just as the
+        request goes out, it is sent once more on a fresh connection.
     """
 
     method: str
@@ -75,6 +81,7 @@ class Request:
     body: str | bytes | None = None
     timeout_s: float = 10.0
     forward_headers: bool = False
+    keep_alive: bool = False
 
 
 # --- the request -------------------------------------------------------------------------------
@@ -106,14 +113,16 @@ def check_header(name: str, value: str) -> None:
         raise FetchError("invalid header: its value is not Latin-1 text") from None
 
 
-def _headers(given: Mapping[str, str], method: str, data: bytes | None, auth: str | None) -> list[tuple[str, str]]:
+def _headers(
+    given: Mapping[str, str], method: str, data: bytes | None, auth: str | None, keep_alive: bool = False
+) -> list[tuple[str, str]]:
     """The request headers: Pulse's defaults, then ``given`` (replacing a default of any case),
     Content-Length and the URL's credentials; `FetchError` for a header that cannot be sent."""
     merged = {
         "user-agent": ("User-Agent", USER_AGENT),
         "accept-encoding": ("Accept-Encoding", "gzip, deflate"),
         "accept": ("Accept", "*/*"),
-        "connection": ("Connection", "close"),
+        "connection": ("Connection", "keep-alive" if keep_alive else "close"),
     }
     for name, value in given.items():
         check_header(name, value)
@@ -242,10 +251,12 @@ class _Exchange:
     """The state of one `fetch` (one thread uses it): its deadline, the hop's connection and what
     `Response` reports of it."""
 
-    def __init__(self, timeout_s: float, host: str) -> None:
+    def __init__(self, timeout_s: float, host: str, keep_alive: bool = False) -> None:
         self.timeout_s = float(timeout_s)
         self.deadline = time.monotonic() + self.timeout_s
         self.host = host
+        self.keep_alive = keep_alive
+        self.key: keepalive.Key | None = None  # the hop's origin, to keep its connection under
         self.ip: str | None = None
         self.connected = False
         self.certificate_expiration_ms: float | None = None
@@ -262,9 +273,25 @@ class _Exchange:
     def send(
         self, url: URL, policy: AddressPolicy, verify: bool | str, method: str, raw: bytes
     ) -> http.client.HTTPResponse:
-        """Connect to ``url`` (closing the previous hop), send the ``raw`` request, read the response head."""
+        """Send the ``raw`` request to ``url`` (closing the previous hop), read the response head:
+        over a kept connection to its origin if there is one, else over a new one."""
         self.close()
         self.left()
+        if self.keep_alive:
+            self.key = (url.scheme, url.host, url.port, verify, policy)
+            kept = keepalive.take(self.key)
+            if kept is not None:
+                self.sock, self.host, self.connected = kept.sock, url.host, True
+                self.ip, self.certificate_expiration_ms = kept.ip, kept.certificate_expiration_ms
+                try:
+                    return self.exchange(method, raw)
+                except (ConnectionError, ssl.SSLEOFError):  # closed by the server as it went out: a fresh one
+                    self.close()
+        self.open(url, policy, verify)
+        return self.exchange(method, raw)
+
+    def open(self, url: URL, policy: AddressPolicy, verify: bool | str) -> None:
+        """Connect to ``url``, with TLS for https."""
         context = _context(verify) if url.scheme == "https" else None
         sock = self.sock = self.connect(url, policy)
         if context is not None:
@@ -277,6 +304,11 @@ class _Exchange:
             if isinstance(not_after, str):
                 self.certificate_expiration_ms = (ssl.cert_time_to_seconds(not_after) - time.time()) * 1000
         self.connected = True
+
+    def exchange(self, method: str, raw: bytes) -> http.client.HTTPResponse:
+        """Send ``raw`` on the hop's connection and read the response head."""
+        sock = self.sock
+        assert sock is not None
         try:
             sock.settimeout(self.left())
             sock.sendall(raw)
@@ -322,6 +354,14 @@ class _Exchange:
         if refused is not None:
             raise refused
         raise OSError(f"{host} resolves to no address")
+
+    def finish(self, reusable: bool) -> None:
+        """End the request: keep the connection for the next one if it asked to and it can be
+        reused (the whole answer was read, and neither side said ``Connection: close``), else close it."""
+        if reusable and self.keep_alive and self.key is not None and self.sock is not None:
+            keepalive.put(self.key, keepalive.Kept(self.sock, self.ip, self.certificate_expiration_ms))
+            self.sock, self.response = None, None
+        self.close()
 
     def close(self) -> None:
         """Close the hop's response and connection (its body unread, if so)."""
@@ -382,17 +422,18 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
     data = (request.body.encode() if isinstance(request.body, str) else request.body) or None
     try:
         url, auth = parse(request.url)
-        headers = _headers(request.headers, method, data, auth)
+        headers = _headers(request.headers, method, data, auth, request.keep_alive)
         raw = _request(method, url, headers, data)
     except FetchError as e:
         return Response(), str(e)
     private = frozenset() if request.forward_headers else frozenset(h.lower() for h in request.headers) - _PUBLIC
-    exchange = _Exchange(request.timeout_s, url.host)
+    exchange = _Exchange(request.timeout_s, url.host, request.keep_alive)
     jar: CookieJar | None = None
     status: int | None = None
     answered: dict[str, str] = {}
     body = b""
     error: str | None = None
+    reusable = False
     started = time.perf_counter()
     try:
         for hop in range(MAX_REDIRECTS + 1):
@@ -408,11 +449,12 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
         answered = {name.lower(): value for name, value in response.getheaders()}
         if location is None:  # requests stops at an empty Location without reading the body
             body = read_body(response)
+            reusable = not response.will_close and _read_to_the_end(response)
     except _ERRORS as e:
         error = _describe(e, exchange)
     finally:
         elapsed_ms = (time.perf_counter() - started) * 1000
-        exchange.close()
+        exchange.finish(reusable)
     result = Response(
         status=status,
         headers=answered,
@@ -423,6 +465,11 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
         certificate_expiration_ms=exchange.certificate_expiration_ms,
     )
     return result, error
+
+
+def _read_to_the_end(response: http.client.HTTPResponse) -> bool:
+    """Whether the whole answer was read: the connection is ready for another request."""
+    return response.isclosed() or (not response.chunked and response.length == 0)
 
 
 def _describe(error: Exception, exchange: _Exchange) -> str:

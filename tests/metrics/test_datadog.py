@@ -41,6 +41,13 @@ def test_the_value_is_the_last_point_that_is_not_null(datadog):
     )
 
 
+def test_polls_of_one_integration_share_a_kept_alive_connection(datadog):
+    datadog.series[QUERY] = [[[now_ms(), 100.0]]]
+
+    assert [query(datadog) for _ in range(3)] == [Sample(100.0)] * 3
+    assert datadog.connections == 1
+
+
 def test_several_series_need_a_rule_to_make_one_value(datadog):
     datadog.series[QUERY] = [[[now_ms(), 100.0]], [[now_ms(), 300.0]]]
 

@@ -50,6 +50,13 @@ def test_the_value_is_the_rows_one_number(newrelic):
     assert request["variables"] == {"id": newrelic.account_id, "q": NRQL, "t": 9}
 
 
+def test_polls_of_one_integration_share_a_kept_alive_connection(newrelic):
+    newrelic.results[NRQL] = [{"average.duration": 0.235}]
+
+    assert [query(newrelic) for _ in range(3)] == [Sample(0.235)] * 3
+    assert newrelic.connections == 1
+
+
 def test_a_percentile_and_a_named_column(newrelic):
     newrelic.results["SELECT percentile(duration, 95) FROM Transaction"] = [{"percentile.duration": {"95": 0.71}}]
     newrelic.results["SELECT average(duration), max(duration) FROM Transaction"] = [

@@ -18,6 +18,7 @@ class JsonApi:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.window: list[float] = []
+        self.connections = 0  # accepted so far
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.api = self  # type: ignore[attr-defined]
@@ -51,6 +52,13 @@ class JsonApi:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    timeout = 30  # an idle kept-alive connection does not outlive a test
+
+    def setup(self) -> None:
+        api: JsonApi = self.server.api  # type: ignore[attr-defined]
+        with api.lock:
+            api.connections += 1
+        super().setup()
 
     def do_GET(self) -> None:
         self._answer(b"")

@@ -14,6 +14,7 @@ sets, so closing never waits for them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import http.server
 import itertools
@@ -75,11 +76,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         target = self.server.target
+        self.raw = self.request
         with target.lock:
             target.connections += 1
+            target.open.add(self.raw)
         if target.tls is not None:
             self.request = target.tls.wrap_socket(self.request, server_side=True)
         super().setup()
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.server.target.lock:
+                self.server.target.open.discard(self.raw)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the name http.server uses
         pass
@@ -132,6 +142,7 @@ class HTTPTarget:
         self.answers: dict[str, Answer] = {}
         self.received: list[Received] = []
         self.connections = 0
+        self.open: set[socket.socket] = set()  # the connections of clients, as accepted
         self._server = _Server(self)
         self.port: int = self._server.server_address[1]
         self._thread = threading.Thread(
@@ -157,6 +168,13 @@ class HTTPTarget:
         for here, there in itertools.pairwise(paths):
             self.redirect(here, there)
         return paths[0]
+
+    def close_connections(self) -> None:
+        """Close every client connection, as a server's idle timeout does."""
+        with self.lock:
+            for conn in self.open:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
 
     def start(self) -> HTTPTarget:
         self._thread.start()

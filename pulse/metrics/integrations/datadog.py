@@ -50,7 +50,7 @@ def query(
         "DD-API-KEY": settings["api_key"],
         "DD-APPLICATION-KEY": settings["app_key"],
     }
-    request = Request("GET", url, headers, None, timeout_s)
+    request = Request("GET", url, headers, None, timeout_s, keep_alive=True)
     response = call(request, policy, vendor=LABEL, reason=_errors, wait=_reset)
     answer = json_object(response, LABEL)
     if answer.get("status") == "error":

@@ -74,7 +74,9 @@ def query(
         "Content-Type": "application/json",
         "Authorization": f"Bearer {settings['bearer_token']}",
     }
-    request = Request("POST", settings["url"].rstrip("/") + "/api/ds/query", headers, json.dumps(payload), timeout_s)
+    request = Request(
+        "POST", settings["url"].rstrip("/") + "/api/ds/query", headers, json.dumps(payload), timeout_s, keep_alive=True
+    )
     response = call(request, policy, vendor=LABEL, reason=_reason, judge=_status)
     result = _ref(json_object(response, LABEL))
     if result is None:

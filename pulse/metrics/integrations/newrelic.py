@@ -53,7 +53,7 @@ def query(
     # New Relic's own time limit, under ours, so that a slow query ends with its TIMEOUT error.
     variables = {"id": settings["account_id"], "q": text, "t": max(int(timeout_s) - 1, 1)}
     body = json.dumps({"query": GRAPHQL, "variables": variables})
-    request = Request("POST", base.rstrip("/") + "/graphql", headers, body, timeout_s)
+    request = Request("POST", base.rstrip("/") + "/graphql", headers, body, timeout_s, keep_alive=True)
     answer = json_object(call(request, policy, vendor=LABEL, reason=_messages), LABEL)
     if answer.get("errors"):
         raise _failure(answer["errors"])

@@ -70,7 +70,7 @@ def query(
         "Accept": "application/json",
         "Authorization": f"Bearer {settings['bearer_token']}",
     }
-    request = Request("GET", f"{base}/checks/{text.strip()}", headers, None, timeout_s)
+    request = Request("GET", f"{base}/checks/{text.strip()}", headers, None, timeout_s, keep_alive=True)
     try:
         response = call(request, policy, vendor=LABEL, reason=json_field("error.errormessage"), wait=_wait)
     except ApiError as e:

@@ -40,7 +40,7 @@ def query(
         **_auth(settings),
     }
     url = settings["url"].rstrip("/") + "/api/v1/query"
-    request = Request("POST", url, headers, urlencode({"query": text}), timeout_s)
+    request = Request("POST", url, headers, urlencode({"query": text}), timeout_s, keep_alive=True)
     response = call(request, policy, vendor=LABEL, reason=json_field("error"))
     answer = json_object(response, LABEL)
     if answer.get("status") != "success":

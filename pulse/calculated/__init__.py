@@ -1,0 +1,1 @@
+"""Calculated metrics: values derived from other metrics by a formula (`formula`, in mathjs syntax)."""

@@ -67,10 +67,25 @@ SELECT q.id, q.organization_id, q.name, NOT q.paused, i.type, i.id, i.settings, 
 FROM metrics_query q JOIN integration i ON i.id = q.integration_id
 WHERE q.id = %(id)s
 """
-INSERT_POINT = """
-INSERT INTO metric_data_point (metrics_query_id, scheduled_at, value) VALUES (%(id)s, %(slot)s, %(value)s)
-ON CONFLICT DO NOTHING
-RETURNING id
+# A poll's data point, and the query's state when the point is new and the latest poll applied:
+# one statement. Its UPDATE locks the query's row, so two polls of one query finishing together
+# apply one after the other, the later slot winning (the condition is checked again on the row a
+# concurrent poll committed).
+RECORD = """
+WITH point AS (
+    INSERT INTO metric_data_point (metrics_query_id, scheduled_at, value) VALUES (%(id)s, %(slot)s, %(value)s)
+    ON CONFLICT DO NOTHING
+    RETURNING metrics_query_id
+)
+UPDATE metrics_query q SET
+    last_polled_at = %(slot)s,
+    state = %(state)s,
+    last_value = coalesce(%(value)s, q.last_value),
+    last_value_at = CASE WHEN %(value)s::float8 IS NULL THEN q.last_value_at ELSE %(slot)s END,
+    last_error = CASE WHEN %(value)s::float8 IS NULL THEN q.last_error END
+FROM point
+WHERE q.id = point.metrics_query_id AND (q.last_polled_at IS NULL OR q.last_polled_at < %(slot)s)
+RETURNING q.id
 """
 
 
@@ -108,30 +123,18 @@ def seen(loaded: Loaded, state: str) -> str | None:
 def record(loaded: Loaded, scheduled_at: datetime, sample: Sample) -> list[int]:
     """Record a poll. Returns the ids of the events written, to publish after commit.
 
-    The query's row is locked, so two polls of it finishing together apply one after the other; a
-    poll older than the latest applied one keeps its data point but changes nothing.
+    A redelivered poll writes nothing; a poll older than the latest applied one keeps its data
+    point but changes nothing. A query that drives no component is recorded in one statement.
     """
+    state = judge(loaded, sample.value)
+    point = {"id": loaded.id, "slot": scheduled_at, "value": sample.value, "state": state}
+    if loaded.component_id is None:
+        db.execute_sql(RECORD, point)
+        return []
     now = utcnow()
     with db.atomic():
-        point = {"id": loaded.id, "slot": scheduled_at, "value": sample.value}
-        if db.execute_sql(INSERT_POINT, point).fetchone() is None:
-            return []  # recorded already (a redelivered message)
-        latest = (
-            MetricsQuery.select(MetricsQuery.last_polled_at)
-            .where(MetricsQuery.id == loaded.id)
-            .for_update("FOR NO KEY UPDATE")  # type: ignore[arg-type]
-            .scalar()
-        )
-        if latest is not None and scheduled_at <= latest:
-            return []
-        state = judge(loaded, sample.value)
-        fields: dict[Any, Any] = {MetricsQuery.last_polled_at: scheduled_at, MetricsQuery.state: state}
-        if sample.value is not None:
-            fields.update({MetricsQuery.last_value: sample.value, MetricsQuery.last_value_at: scheduled_at})
-            fields.update({MetricsQuery.last_error: None})
-        MetricsQuery.update(fields).where(MetricsQuery.id == loaded.id).execute()
-        if loaded.component_id is None:
-            return []
+        if db.execute_sql(RECORD, point).fetchone() is None:
+            return []  # recorded already, or older than the latest poll applied
         observed = seen(loaded, state)
         if observed is None:  # no data: not a failure, and no good news either
             Component.update(consecutive_successes=0).where(Component.id == loaded.component_id).execute()

@@ -67,6 +67,29 @@ def test_a_redelivered_poll_writes_nothing_twice(metric, prometheus):
     assert MetricsQuery.get().last_value == 120.0
 
 
+def test_a_late_poll_keeps_its_point_and_changes_nothing(metric, prometheus):
+    created = metric()
+    run(created, 1)
+    prometheus.set("pulse_test_latency_ms", a=900)
+    query, component = run(created, 0)  # an earlier slot, polled late (a retried message)
+
+    assert sorted(p.value for p in MetricDataPoint.select()) == [120.0, 900.0]
+    assert (query.state, query.last_value, query.last_polled_at) == ("ok", 120.0, T0 + timedelta(seconds=30))
+    assert (component.status, component.consecutive_failures, Event.select().count()) == ("OPERATIONAL", 0, 0)
+
+
+def test_a_query_driving_no_component_keeps_its_last_value_through_no_data(metric, prometheus):
+    created = metric(query="max(pulse_test_latency_ms) < 800")  # no series from 800 on
+    MetricsQuery.update(component=None).execute()
+    run(created, 0)
+    prometheus.set("pulse_test_latency_ms", a=950)
+    query, _ = run(created, 1)
+
+    assert (query.state, query.last_polled_at) == ("no_data", T0 + timedelta(seconds=30))
+    assert (query.last_value, query.last_value_at) == (120.0, T0)
+    assert [p.value for p in MetricDataPoint.select().order_by(MetricDataPoint.id)] == [120.0, None]
+
+
 def test_thresholds_change_the_status_after_for_polls_and_open_an_incident(metric, prometheus):
     created = metric()
     prometheus.set("pulse_test_latency_ms", a=500)

@@ -39,6 +39,8 @@ from tests.benchmarks.measure import (
     percentile,
     pids,
     reset,
+    sleep_until,
+    start_pulse,
     tree,
 )
 
@@ -68,10 +70,6 @@ def create_components(conn: psycopg.Connection, count: int, interval: int, url: 
             copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, CONDITIONS, slot))
 
 
-def sleep_until(moment: datetime) -> None:
-    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--components", type=int, default=2000)
@@ -97,26 +95,7 @@ def main() -> None:
     first = datetime.now(UTC) + boot
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
         create_components(conn, args.components, args.interval, url, first)
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, "env": env}
-    workers = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dramatiq",
-            "pulse.actors",
-            "--processes",
-            str(args.processes),
-            "--threads",
-            str(args.threads),
-        ],
-        start_new_session=True,
-        **quiet,
-    )
-    scheduler = subprocess.Popen(
-        [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],
-        start_new_session=True,
-        **quiet,
-    )
+    workers, scheduler = start_pulse(env, args.processes, args.threads)
     try:
         start = first + timedelta(seconds=args.interval + 15)  # warm-up: one interval, and a tick or so
         end = start + timedelta(minutes=args.minutes)

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -113,3 +115,23 @@ def peak_rss_mib(pid_list: list[int]) -> list[float]:
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def start_pulse(env: dict[str, str], processes: int, threads: int) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """`dramatiq pulse.actors` and `periodiq pulse.actors` with ``env``, quiet, each in a session of its own."""
+    quiet: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, "env": env}
+    workers = subprocess.Popen(
+        [sys.executable, "-m", "dramatiq", "pulse.actors", "--processes", str(processes), "--threads", str(threads)],
+        start_new_session=True,
+        **quiet,
+    )
+    scheduler = subprocess.Popen(
+        [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],
+        start_new_session=True,
+        **quiet,
+    )
+    return workers, scheduler
+
+
+def sleep_until(moment: datetime) -> None:
+    time.sleep(max(0.0, (moment - datetime.now(UTC)).total_seconds()))

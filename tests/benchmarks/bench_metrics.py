@@ -44,6 +44,7 @@ from tests.benchmarks.measure import (
     reset,
     sleep_until,
     start_pulse,
+    stop_pulse,
     tree,
 )
 from tests.support.prometheus import Prometheus
@@ -180,10 +181,7 @@ def main() -> None:
             scheduler.send_signal(signal.SIGTERM)
             scheduler.wait(30)
         finally:
-            for process in (scheduler, workers):
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            workers.wait(120)
+            stop_pulse(workers, scheduler)
         with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
             points = conn.execute("SELECT count(*) FROM metric_data_point").fetchone()[0]
         asked = answered(prometheus.url) - asked_before

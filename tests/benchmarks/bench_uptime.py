@@ -41,6 +41,7 @@ from tests.benchmarks.measure import (
     reset,
     sleep_until,
     start_pulse,
+    stop_pulse,
     tree,
 )
 
@@ -110,10 +111,7 @@ def main() -> None:
         scheduler.send_signal(signal.SIGTERM)
         scheduler.wait(30)
     finally:
-        for process in (scheduler, workers):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        workers.wait(120)
+        stop_pulse(workers, scheduler)
         target.send_signal(signal.SIGTERM)
         answered = json.loads(target.communicate(timeout=30)[0].splitlines()[-1])["requests"]
 

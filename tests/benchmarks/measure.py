@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,14 @@ def start_pulse(env: dict[str, str], processes: int, threads: int) -> tuple[subp
         **quiet,
     )
     return workers, scheduler
+
+
+def stop_pulse(workers: subprocess.Popen, scheduler: subprocess.Popen) -> None:
+    """SIGTERM to whichever of them still runs; wait for the workers to finish what they hold."""
+    for process in (scheduler, workers):
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    workers.wait(120)
 
 
 def sleep_until(moment: datetime) -> None:

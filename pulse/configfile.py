@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pulse.calculated import spec as calculated_spec
 from pulse.db import db
 from pulse.errors import ConfigError
 from pulse.metrics import spec as metrics_spec
@@ -40,6 +41,7 @@ class OrganizationSpec(Strict):
     subscribers: list[notifications.SubscriberSpec] = Field(default_factory=list, max_length=100_000)
     integrations: list[metrics_spec.IntegrationSpec] = Field(default_factory=list, max_length=100)
     metrics: list[metrics_spec.MetricSpec] = Field(default_factory=list, max_length=50_000)
+    calculated_metrics: list[calculated_spec.CalculatedMetricSpec] = Field(default_factory=list, max_length=50_000)
 
     @field_validator("components")
     @classmethod
@@ -71,6 +73,14 @@ class OrganizationSpec(Strict):
         unique([m.key for m in value], "metric key")
         return value
 
+    @field_validator("calculated_metrics")
+    @classmethod
+    def _unique_calculated(
+        cls, value: list[calculated_spec.CalculatedMetricSpec]
+    ) -> list[calculated_spec.CalculatedMetricSpec]:
+        unique([c.key for c in value], "calculated metric key")
+        return value
+
     @model_validator(mode="after")
     def _references(self) -> OrganizationSpec:
         unknown = notifications.dangling(self.channels, self.subscribers, {c.key for c in self.components})
@@ -78,6 +88,7 @@ class OrganizationSpec(Strict):
             raise ValueError(f"channels or subscribers name components this organization does not have: {unknown}")
         metric_components = {c.key for c in self.components if c.type == "metric"}
         problems = metrics_spec.references(self.integrations, self.metrics, metric_components)
+        problems += calculated_spec.references(self.calculated_metrics, self.metrics, self.components)
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -221,12 +232,18 @@ class Applied:
     metrics: int = 0
     integrations_deleted: int = 0
     metrics_deleted: int = 0
+    calculated_metrics: int = 0
+    calculated_metrics_deleted: int = 0
     subscribers_gone: list[str] = dataclasses.field(default_factory=list)  # named, but their subscription is gone
 
 
 def steps(config: ConfigFile) -> int:
-    """How many steps `apply` reports: one per component, channel, subscriber and metric."""
-    return sum(len(o.components) + len(o.channels) + len(o.subscribers) + len(o.metrics) for o in config.organizations)
+    """How many steps `apply` reports: one per component, channel, subscriber, metric and calculated
+    metric."""
+    return sum(
+        len(o.components) + len(o.channels) + len(o.subscribers) + len(o.metrics) + len(o.calculated_metrics)
+        for o in config.organizations
+    )
 
 
 def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], object] | None = None) -> Applied:
@@ -264,6 +281,10 @@ def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], o
             report.metrics += len(spec.metrics)
             report.integrations_deleted += integrations_deleted
             report.metrics_deleted += metrics_deleted
+            report.calculated_metrics += len(spec.calculated_metrics)
+            report.calculated_metrics_deleted += calculated_spec.sync(
+                organization.id, spec.calculated_metrics, component_ids, prune=prune, advance=advance
+            )
         if prune:
             report.organizations_deleted = (
                 Organization.delete().where(Organization.id.not_in(kept_organizations)).execute()

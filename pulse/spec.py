@@ -106,13 +106,15 @@ def within(low: timedelta, high: timedelta) -> Callable[[timedelta], timedelta]:
 
     def check(value: timedelta) -> timedelta:
         if not low <= value <= high:
-            raise ValueError(f"must be between {_show(low)} and {_show(high)}, not {_show(value)}")
+            shown = show_duration(low), show_duration(high), show_duration(value)
+            raise ValueError("must be between {} and {}, not {}".format(*shown))
         return value
 
     return check
 
 
-def _show(value: timedelta) -> str:
+def show_duration(value: timedelta) -> str:
+    """A duration as the file writes it: ``24h``, ``5m``, ``90s``, ``0.5s``."""
     seconds = value.total_seconds()
     if seconds >= 3600 and seconds % 3600 == 0:
         return f"{seconds / 3600:g}h"

@@ -31,6 +31,9 @@ POOL = 10  # connections the test process may hold at once (tests run a few thre
 
 TABLES = (
     "test_attempt",
+    "calculated_metric_data_point",
+    "calculated_metric_variable",
+    "calculated_metric",
     "metric_data_point",
     "metrics_query",
     "integration",

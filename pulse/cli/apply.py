@@ -44,10 +44,12 @@ def apply_file(path: Any, prune: bool) -> None:
         f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
         f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
         + (f", {report.integrations} integration(s), {report.metrics} metric(s)" if report.integrations else "")
+        + (f", {report.calculated_metrics} calculated metric(s)" if report.calculated_metrics else "")
         + (
             f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s), "
             f"{report.channels_deleted} channel(s), {report.subscribers_deleted} subscriber(s), "
-            f"{report.integrations_deleted} integration(s), {report.metrics_deleted} metric(s)"
+            f"{report.integrations_deleted} integration(s), {report.metrics_deleted} metric(s), "
+            f"{report.calculated_metrics_deleted} calculated metric(s)"
             if prune
             else ""
         )

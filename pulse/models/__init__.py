@@ -1,6 +1,7 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
 from pulse.models.base import BaseModel, utcnow
+from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
 from pulse.models.component import Component, MaintenanceWindow
 from pulse.models.event import Event
 from pulse.models.extracted import ExtractedValue, ExtractedValueDataPoint
@@ -14,6 +15,9 @@ from pulse.models.uptime import UptimeCheck
 
 __all__ = [
     "BaseModel",
+    "CalculatedMetric",
+    "CalculatedMetricDataPoint",
+    "CalculatedMetricVariable",
     "Component",
     "Event",
     "ExtractedValue",

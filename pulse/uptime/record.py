@@ -13,6 +13,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from pulse.calculated import due
 from pulse.components import changes
 from pulse.db import db
 from pulse.models import utcnow
@@ -65,7 +66,8 @@ def load(component_id: int, scheduled_at: datetime, *, lock: bool = False) -> Lo
 
 
 # The check row, written from the rows of {source} (one component id, or none), then the check's
-# extracted values if it has any. ON CONFLICT: the slot is recorded already.
+# extracted values if it has any, which mark the calculated metrics they feed. ON CONFLICT: the
+# slot is recorded already.
 _CHECK = """checked AS (
     INSERT INTO uptime_check (component_id, scheduled_at, started_at, checked_at, status_code, response_time_ms,
                               success, outcome, error, condition_results)
@@ -85,10 +87,11 @@ _EXTRACTED = """, points AS (
 ), latest AS (
     UPDATE extracted_value e SET last_value = points.value, last_at = %(slot)s
     FROM points WHERE e.id = points.extracted_value_id AND (e.last_at IS NULL OR e.last_at < %(slot)s)
-)"""
+    RETURNING e.id
+), """ + due.marks("v.extracted_value_id IN (SELECT id FROM latest)")
 # The fast path: the component's new counters, guarded by the values they were computed from (so a
 # concurrent check makes it change nothing), and the check row only if that update happened.
-_UNCHANGED = """WITH updated AS (
+_UNCHANGED = """WITH RECURSIVE updated AS (
     UPDATE component
     SET consecutive_failures = %(failures)s, consecutive_successes = %(successes)s,
         last_checked_at = %(slot)s, last_response_time_ms = %(ms)s
@@ -98,7 +101,7 @@ _UNCHANGED = """WITH updated AS (
       AND NOT EXISTS (SELECT 1 FROM uptime_check WHERE component_id = %(id)s AND scheduled_at = %(slot)s)
     RETURNING id
 ), """ + _CHECK.format(source="updated")
-_LOCKED = "WITH " + _CHECK.format(source="(SELECT %(id)s::bigint AS id) AS component")
+_LOCKED = "WITH RECURSIVE " + _CHECK.format(source="(SELECT %(id)s::bigint AS id) AS component")
 _COUNT = " SELECT count(*) FROM checked"
 SQL = {
     (False, False): _UNCHANGED + _COUNT,

@@ -1,0 +1,122 @@
+"""When calculated metrics are evaluated: marked due when an input changes, coalesced, claimed in
+dependency order by the claim-and-send loop (`schedules/calculated.py`).
+
+A new value of a source (a metrics query's poll, an uptime check's extracted value) marks, in the
+statement that stores it, every calculated metric it feeds, directly or through other calculated
+metrics: ``pending_since`` is when the first unevaluated change came, ``due_at`` when to evaluate.
+Each change moves ``due_at`` to `QUIET` after it, but never past `MOST_WAIT` after
+``pending_since``: a burst of changes is one evaluation with the latest inputs once the burst is
+quiet for `QUIET`, and a stream that never quiets is evaluated every `MOST_WAIT`.
+
+The loop claims a due metric only when none of its calculated inputs is marked or being evaluated
+(claimed in the last `SENT_FOR`), so a metric fed through another is evaluated after it, with its
+new value. A claim clears the mark and sends ``recalculate(id, due_at)``, the due time being the
+evaluation's key (later than the last one's); a change during the evaluation marks it again. An
+evaluation also sets ``due_at``, unmarked, to when its oldest input grows older than ``max_age``
+(`pulse.calculated.record`), so a metric whose inputs stop changing is evaluated once more, and
+shows as stale; and when what it gives changed without a mark (it grew stale), it marks the
+metrics it feeds directly, due at once (`mark_dependents`).
+
+Rows are locked in id order (two sources' statements at once never deadlock) and a mark that
+would move ``due_at`` by less than `SLACK` writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pulse.db import db
+
+QUIET = "interval '500 milliseconds'"  # how long a burst must be quiet before its evaluation
+MOST_WAIT = "interval '10 seconds'"  # the longest a marked metric waits for its burst to quiet
+SLACK = "interval '100 milliseconds'"
+SENT_FOR = "interval '60 seconds'"  # a claimed evaluation holds its dependents back this long at most
+
+_DUE = f"least(coalesce(c.pending_since, now()) + {MOST_WAIT}, now() + {QUIET})"
+
+
+def marks(sources: str) -> str:
+    """The CTEs (for a statement beginning ``WITH RECURSIVE``) that mark the calculated metrics
+    fed by the variables ``v`` that ``sources`` (an SQL condition on ``v``) selects, and those fed
+    by them in turn."""
+    return f"""fed (id) AS (
+    SELECT v.calculated_metric_id FROM calculated_metric_variable v WHERE {sources}
+    UNION
+    SELECT v.calculated_metric_id FROM calculated_metric_variable v JOIN fed ON v.calculated_input_id = fed.id
+), marked AS (
+    UPDATE calculated_metric c SET pending_since = coalesce(c.pending_since, now()), due_at = {_DUE}
+    FROM (
+        SELECT c.id FROM calculated_metric c JOIN fed USING (id)
+        WHERE c.pending_since IS NULL OR c.due_at < {_DUE} - {SLACK}
+        ORDER BY c.id
+        FOR NO KEY UPDATE OF c
+    ) AS locked
+    WHERE c.id = locked.id
+    RETURNING c.id
+)"""
+
+
+_MARK = "WITH RECURSIVE " + marks("v.{column} = ANY(%(ids)s)") + " SELECT count(*) FROM marked"
+# An input being evaluated, or about to be: its dependents wait for its new value.
+_WAITING = f"""EXISTS (
+    SELECT 1 FROM calculated_metric_variable v JOIN calculated_metric i ON i.id = v.calculated_input_id
+    WHERE v.calculated_metric_id = c.id AND (i.pending_since IS NOT NULL OR i.sent_at > now() - {SENT_FOR})
+)"""
+_CLAIM = f"""
+WITH due AS (
+    SELECT c.id, greatest(c.due_at, c.last_evaluated_at + interval '1 millisecond') AS due_at FROM calculated_metric c
+    WHERE c.due_at <= %(horizon)s AND NOT {_WAITING}
+    ORDER BY c.due_at
+    LIMIT %(limit)s
+    FOR NO KEY UPDATE SKIP LOCKED
+)
+UPDATE calculated_metric c SET pending_since = NULL, due_at = NULL, sent_at = now()
+FROM due WHERE c.id = due.id
+RETURNING c.id, due.due_at
+"""
+_NEXT_DUE = f"SELECT min(c.due_at) FROM calculated_metric c WHERE c.due_at IS NOT NULL AND NOT {_WAITING}"
+# The direct dependents of a metric whose value or state changed without a source's mark (its
+# inputs grew stale, say), due now: they are evaluated after it, and mark theirs in turn.
+_DEPENDENTS = """
+UPDATE calculated_metric c SET pending_since = now(), due_at = now()
+FROM (
+    SELECT c.id FROM calculated_metric c JOIN calculated_metric_variable v ON v.calculated_metric_id = c.id
+    WHERE v.calculated_input_id = %(id)s AND c.pending_since IS NULL
+    ORDER BY c.id
+    FOR NO KEY UPDATE OF c
+) AS locked
+WHERE c.id = locked.id
+"""
+
+
+def mark(*, queries: Sequence[int] = (), extracted: Sequence[int] = (), calculated: Sequence[int] = ()) -> int:
+    """Mark what these sources feed (the ids of metrics queries, extracted values, calculated
+    metrics) and, for ``calculated``, the metrics themselves. Returns how many were marked."""
+    count = 0
+    for column, ids in (("metrics_query_id", queries), ("extracted_value_id", extracted)):
+        if ids:
+            count += db.execute_sql(_MARK.format(column=column), {"ids": list(ids)}).fetchone()[0]
+    if calculated:
+        sources = "v.calculated_input_id = ANY(%(ids)s) OR v.calculated_metric_id = ANY(%(ids)s)"
+        statement = "WITH RECURSIVE " + marks(sources) + " SELECT count(*) FROM marked"
+        count += db.execute_sql(statement, {"ids": list(calculated)}).fetchone()[0]
+    return count
+
+
+def mark_dependents(calculated_metric_id: int) -> None:
+    """Mark the direct dependents of a metric, due now (see `_DEPENDENTS`)."""
+    db.execute_sql(_DEPENDENTS, {"id": calculated_metric_id})
+
+
+def claim(horizon: datetime, limit: int = 1000) -> list[tuple[int, datetime]]:
+    """Claim the metrics due by ``horizon`` whose inputs are not waiting for an evaluation:
+    (id, due time), the due time being the evaluation's key: always later than the metric's last
+    one, so a redelivered message is told from a new evaluation."""
+    return list(db.execute_sql(_CLAIM, {"horizon": horizon, "limit": limit}).fetchall())
+
+
+def next_due() -> datetime | None:
+    """The earliest due time of a metric that could be claimed, or None."""
+    row = db.execute_sql(_NEXT_DUE).fetchone()
+    return row[0] if row else None

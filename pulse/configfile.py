@@ -1,5 +1,6 @@
 """`pulse apply -f FILE.yaml`: organizations with their components (`pulse.uptime.spec`),
-notification channels and subscribers (`pulse.notifications.spec`), declared in a file.
+notification channels and subscribers (`pulse.notifications.spec`), integrations and metrics
+(`pulse.metrics.spec`) and calculated metrics (`pulse.calculated.spec`), declared in a file.
 
 Validation is whole-file: every problem is reported with its path, field and reason, and nothing
 is written unless the file is valid. ``${NAME}`` in any text is replaced by the environment

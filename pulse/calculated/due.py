@@ -28,8 +28,8 @@ from datetime import datetime
 
 from pulse.db import db
 
-QUIET = "interval '500 milliseconds'"  # how long a burst must be quiet before its evaluation
-MOST_WAIT = "interval '10 seconds'"  # the longest a marked metric waits for its burst to quiet
+QUIET = "interval '1 second'"  # how long a burst must be quiet before its evaluation
+MOST_WAIT = "interval '20 seconds'"  # the longest a marked metric waits for its burst to quiet
 SLACK = "interval '100 milliseconds'"
 SENT_FOR = "interval '60 seconds'"  # a claimed evaluation holds its dependents back this long at most
 

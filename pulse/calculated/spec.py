@@ -168,7 +168,11 @@ def sync(
     """Upsert the organization's calculated metrics (by key) and their variables inside the
     caller's transaction, mark those created or changed (and what they feed) for evaluation; with
     ``prune``, delete those not named. Returns how many were deleted."""
-    existing = {c.key: c for c in CalculatedMetric.select().where(CalculatedMetric.organization == organization_id)}
+    # Locked in id order first, as marks lock them: an apply and a poll's mark never deadlock.
+    locked = (
+        CalculatedMetric.select().where(CalculatedMetric.organization == organization_id).order_by(CalculatedMetric.id)
+    )
+    existing = {c.key: c for c in locked.for_update("FOR NO KEY UPDATE")}  # type: ignore[arg-type]
     changed: list[int] = []
     ids: dict[str, int] = {}
     for spec in specs:

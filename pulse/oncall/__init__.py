@@ -1,0 +1,1 @@
+"""On-call: who is on call, pages, escalation until someone acknowledges."""

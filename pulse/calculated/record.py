@@ -59,6 +59,7 @@ class Loaded:
     state: str
     last_value: float | None
     last_evaluated_at: datetime | None
+    feeds: bool  # another calculated metric reads this one
     inputs: tuple[Input, ...]
 
 
@@ -87,7 +88,8 @@ LEFT JOIN calculated_metric i ON i.id = v.calculated_input_id"""
 LOAD = f"""
 SELECT c.id, c.organization_id, c.key, c.name, c.formula, c.unit, c.max_age_seconds, c.component_id, c.direction,
        c.warning, c.critical, c.critical_status, c.failure_threshold, c.success_threshold, c.no_data, c.state,
-       c.last_value, c.last_evaluated_at, {INPUT_COLUMNS}
+       c.last_value, c.last_evaluated_at,
+       EXISTS (SELECT 1 FROM calculated_metric_variable d WHERE d.calculated_input_id = c.id), {INPUT_COLUMNS}
 FROM calculated_metric c
 LEFT JOIN calculated_metric_variable v ON v.calculated_metric_id = c.id
 {SOURCES}
@@ -119,7 +121,7 @@ def load(calculated_metric_id: int) -> Loaded | None:
     if not rows:
         return None
     first = rows[0]
-    inputs = tuple(Input(*row[18:]) for row in rows if row[18] is not None)
+    inputs = tuple(Input(*row[19:]) for row in rows if row[19] is not None)
     columns = dict(zip(_COLUMNS, first, strict=False))
     columns["max_age"] = timedelta(seconds=columns["max_age"])
     return Loaded(**columns, inputs=inputs)
@@ -185,5 +187,5 @@ def save(loaded: Loaded, scheduled_at: datetime, result: Outcome, now: datetime)
 
 
 def changed(loaded: Loaded, result: Outcome) -> bool:
-    """Whether an evaluation changed what the metrics fed by this one read."""
-    return (result.value, result.state) != (loaded.last_value, loaded.state)
+    """Whether an evaluation changed what metrics fed by this one read (and there are some)."""
+    return loaded.feeds and (result.value, result.state) != (loaded.last_value, loaded.state)

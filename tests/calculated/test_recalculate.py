@@ -18,6 +18,8 @@ from pulse.metrics.integrations import Sample
 from pulse.models import CalculatedMetric, CalculatedMetricDataPoint, Component, Event, MetricsQuery, utcnow
 from pulse.models.event import INCIDENT_OPENED
 
+START = utcnow()
+
 FILE = """
 organizations:
   - slug: acme
@@ -52,9 +54,15 @@ def applied(database, rabbit, target):
     return target
 
 
+@pytest.fixture(autouse=True)
+def start():
+    """The test's own now, to the second: every slot is counted from it."""
+    global START
+    START = utcnow().replace(microsecond=0)
+
+
 def slot(seconds_ago: float = 0):
-    now = utcnow()
-    return now.replace(microsecond=0) - timedelta(seconds=seconds_ago)
+    return START - timedelta(seconds=seconds_ago)
 
 
 def polled(value, at):

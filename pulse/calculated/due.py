@@ -58,7 +58,12 @@ def marks(sources: str) -> str:
 )"""
 
 
-_MARK = "WITH RECURSIVE " + marks("v.{column} = ANY(%(ids)s)") + " SELECT count(*) FROM marked"
+# Metrics changed by `pulse apply`, and what they feed.
+_MARK = (
+    "WITH RECURSIVE "
+    + marks("v.calculated_input_id = ANY(%(ids)s) OR v.calculated_metric_id = ANY(%(ids)s)")
+    + " SELECT count(*) FROM marked"
+)
 # An input being evaluated, or about to be: its dependents wait for its new value.
 _WAITING = f"""EXISTS (
     SELECT 1 FROM calculated_metric_variable v JOIN calculated_metric i ON i.id = v.calculated_input_id
@@ -91,18 +96,12 @@ WHERE c.id = locked.id
 """
 
 
-def mark(*, queries: Sequence[int] = (), extracted: Sequence[int] = (), calculated: Sequence[int] = ()) -> int:
-    """Mark what these sources feed (the ids of metrics queries, extracted values, calculated
-    metrics) and, for ``calculated``, the metrics themselves. Returns how many were marked."""
-    count = 0
-    for column, ids in (("metrics_query_id", queries), ("extracted_value_id", extracted)):
-        if ids:
-            count += db.execute_sql(_MARK.format(column=column), {"ids": list(ids)}).fetchone()[0]
-    if calculated:
-        sources = "v.calculated_input_id = ANY(%(ids)s) OR v.calculated_metric_id = ANY(%(ids)s)"
-        statement = "WITH RECURSIVE " + marks(sources) + " SELECT count(*) FROM marked"
-        count += db.execute_sql(statement, {"ids": list(calculated)}).fetchone()[0]
-    return count
+def mark(calculated_metric_ids: Sequence[int]) -> int:
+    """Mark these calculated metrics and what they feed (after `pulse apply` changed them).
+    Returns how many were marked."""
+    if not calculated_metric_ids:
+        return 0
+    return db.execute_sql(_MARK, {"ids": list(calculated_metric_ids)}).fetchone()[0]
 
 
 def mark_dependents(calculated_metric_id: int) -> None:

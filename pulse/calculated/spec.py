@@ -224,7 +224,7 @@ def sync(
             .where(CalculatedMetric.organization == organization_id, CalculatedMetric.key.not_in(list(ids) or [""]))
             .execute()
         )
-    due.mark(calculated=sorted(set(changed)))
+    due.mark(sorted(set(changed)))
     return deleted
 
 

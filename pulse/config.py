@@ -17,7 +17,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 from pulse.errors import ConfigError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-SECRETS = frozenset({"resend_api_key", "twilio_auth_token", "vapid_private_key"})
+SECRETS = frozenset({"resend_api_key", "twilio_auth_token", "vapid_private_key", "ack_secret"})
 #: Settings that were renamed: the old variable still works when the new one is not set.
 RENAMED = {
     "PULSE_ALLOW_PRIVATE_TARGETS": "PULSE_CHECK_ALLOW_PRIVATE",
@@ -53,6 +53,9 @@ class Settings:
     twilio_url: Twilio's API base URL.
     vapid_private_key: the VAPID private key for Web Push (PEM, or base64url DER / raw).
     vapid_subject: the VAPID contact, ``mailto:...`` or ``https:...``.
+    ack_url: where a page's acknowledgement link points (the web application's endpoint, or
+      ``pulse oncall ack-server``'s); pages carry a link only when it and ``ack_secret`` are set.
+    ack_secret: the key that signs acknowledgement links, at least 32 characters.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -79,6 +82,8 @@ class Settings:
     twilio_url: str = "https://api.twilio.com"
     vapid_private_key: str = ""
     vapid_subject: str = ""
+    ack_url: str = ""
+    ack_secret: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -209,6 +214,15 @@ def _bool(raw: str) -> bool:
     raise ValueError(f"{raw!r} is not a boolean (use true or false)")
 
 
+def _secret(length: int) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if len(raw) < length:
+            raise ValueError(f"too short: use at least {length} random characters (openssl rand -hex 32)")
+        return raw
+
+    return parse
+
+
 def _directory(raw: str) -> str:
     if not os.path.isabs(raw):
         raise ValueError(f"{raw!r} is not an absolute path")
@@ -241,6 +255,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "twilio_url": _url(("http", "https"), "https://api.twilio.com"),
     "vapid_private_key": str,
     "vapid_subject": str,
+    "ack_url": _url(("http", "https"), "https://status.example.com/ack"),
+    "ack_secret": _secret(32),
 }
 
 

@@ -1,10 +1,13 @@
 """`pulse apply -f FILE.yaml`: organizations with their components (`pulse.uptime.spec`),
 notification channels and subscribers (`pulse.notifications.spec`), integrations and metrics
-(`pulse.metrics.spec`) and calculated metrics (`pulse.calculated.spec`), declared in a file.
+(`pulse.metrics.spec`), calculated metrics (`pulse.calculated.spec`), and people, on-call schedules
+and escalation policies (`pulse.oncall.spec`), declared in a file.
 
 Validation is whole-file: every problem is reported with its path, field and reason, and nothing
 is written unless the file is valid. ``${NAME}`` in any text is replaced by the environment
-variable NAME (for secrets: webhook URLs, signing secrets), which must be set. Applying is
+variable NAME (for secrets: webhook URLs, signing secrets), which must be set. Numbers are read
+as YAML 1.2 reads them: ``17:30`` is a time of day in a text, not the number 1050 (YAML 1.1's
+base 60). Applying is
 idempotent (upsert by slug, key or address) and happens in one transaction; ``prune`` also
 deletes what the file no longer names.
 """
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pulse.calculated import spec as calculated_spec
 from pulse.db import db
@@ -26,12 +29,22 @@ from pulse.errors import ConfigError
 from pulse.metrics import spec as metrics_spec
 from pulse.models import Organization
 from pulse.notifications import spec as notifications
+from pulse.oncall import spec as oncall
 from pulse.spec import Slug, Strict, unique
 from pulse.uptime import spec as uptime
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 20  # the file's own shape is 6 deep; the rest is room for header maps and the like
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_INNER_PATH = re.compile(r"[a-z_]+(?:\[[0-9]+\])+[.:\[ ]")  # "layers[1].handoff: ...", "schedules[0] pages ..."
+# YAML 1.1's numbers without its base 60 (``17:30`` = 1050, ``1:30.5`` = 90.5), which YAML 1.2 dropped.
+_NUMBERS = {
+    "tag:yaml.org,2002:int": re.compile(r"^[-+]?(?:0b[0-1_]+|0[0-7_]+|0|[1-9][0-9_]*|0x[0-9a-fA-F_]+)$"),
+    "tag:yaml.org,2002:float": re.compile(
+        r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+}
 
 
 class OrganizationSpec(Strict):
@@ -43,6 +56,9 @@ class OrganizationSpec(Strict):
     integrations: list[metrics_spec.IntegrationSpec] = Field(default_factory=list, max_length=100)
     metrics: list[metrics_spec.MetricSpec] = Field(default_factory=list, max_length=50_000)
     calculated_metrics: list[calculated_spec.CalculatedMetricSpec] = Field(default_factory=list, max_length=50_000)
+    people: list[oncall.PersonSpec] = Field(default_factory=list, max_length=10_000)
+    schedules: list[oncall.ScheduleSpec] = Field(default_factory=list, max_length=1000)
+    escalation_policies: list[oncall.EscalationPolicySpec] = Field(default_factory=list, max_length=1000)
 
     @field_validator("components")
     @classmethod
@@ -82,6 +98,13 @@ class OrganizationSpec(Strict):
         unique([c.key for c in value], "calculated metric key")
         return value
 
+    @field_validator("people", "schedules", "escalation_policies")
+    @classmethod
+    def _unique_oncall(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
+        what = {"people": "person", "schedules": "schedule", "escalation_policies": "escalation policy"}
+        unique([item.key for item in value], f"{what[str(info.field_name)]} key")
+        return value
+
     @model_validator(mode="after")
     def _references(self) -> OrganizationSpec:
         unknown = notifications.dangling(self.channels, self.subscribers, {c.key for c in self.components})
@@ -90,8 +113,9 @@ class OrganizationSpec(Strict):
         metric_components = {c.key for c in self.components if c.type == "metric"}
         problems = metrics_spec.references(self.integrations, self.metrics, metric_components)
         problems += calculated_spec.references(self.calculated_metrics, self.metrics, self.components)
+        problems += oncall.references(self.people, self.schedules, self.escalation_policies, self.components)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))
         return self
 
 
@@ -107,7 +131,13 @@ class ConfigFile(Strict):
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML keeps the last of two equal keys; a configuration file must not have any. Nor
-    aliases: nested ones multiply a small file into billions of values ("billion laughs")."""
+    aliases: nested ones multiply a small file into billions of values ("billion laughs"). Nor
+    base 60: a time of day such as 17:30 stays a text."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, _NUMBERS.get(tag, pattern)) for tag, pattern in resolvers]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -209,13 +239,20 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
 
 
 def _problem(error: Any) -> str:
+    """One line per problem, each with its path in the file. A part that finds several problems
+    raises them one per line, each starting with its path inside the part (``layers[1].handoff:
+    ...``), which is joined to the part's own."""
     path = ""
     for part in error["loc"]:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
         message = "unknown field"
-    return f"{path or '(file)'}: {message}"
+    lines = []
+    for line in message.splitlines():
+        inner = _INNER_PATH.match(line)
+        lines.append(f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}")
+    return "\n".join(lines)
 
 
 @dataclasses.dataclass
@@ -235,6 +272,8 @@ class Applied:
     metrics_deleted: int = 0
     calculated_metrics: int = 0
     calculated_metrics_deleted: int = 0
+    oncall: int = 0  # people, schedules and escalation policies
+    oncall_deleted: int = 0
     subscribers_gone: list[str] = dataclasses.field(default_factory=list)  # named, but their subscription is gone
 
 
@@ -261,7 +300,14 @@ def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], o
             organization = _upsert_organization(spec)
             kept_organizations.append(organization.id)
             report.organizations += 1
-            created, updated, deleted = uptime.sync(organization.id, spec.components, prune=prune, advance=advance)
+            policy_ids, oncall_deleted = oncall.sync(
+                organization.id, spec.people, spec.schedules, spec.escalation_policies, prune=prune
+            )
+            report.oncall += len(spec.people) + len(spec.schedules) + len(spec.escalation_policies)
+            report.oncall_deleted += oncall_deleted
+            created, updated, deleted = uptime.sync(
+                organization.id, spec.components, policy_ids=policy_ids, prune=prune, advance=advance
+            )
             report.components_created += created
             report.components_updated += updated
             report.components_deleted += deleted

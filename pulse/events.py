@@ -1,5 +1,7 @@
 """The event outbox: events are written with the change they describe, then handed to the
-notifications queue as ``broadcast(event_id)``; a sweep sends whatever a crash left behind."""
+notifications queue as ``broadcast(event_id)``, and an incident's opening and resolution to the
+on-call queue as ``alert(incident_id)`` and ``resolve(incident_id)``; a sweep sends whatever a
+crash left behind."""
 
 from __future__ import annotations
 
@@ -12,14 +14,15 @@ import dramatiq
 
 from pulse.db import db
 from pulse.models import Event, utcnow
-from pulse.models.event import INCIDENT_OPENED
+from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED
 from pulse.rabbitmq import PRIORITY_ROUTINE, PRIORITY_URGENT
 
 logger = logging.getLogger(__name__)
 
 QUEUE, ACTOR = "notifications", "broadcast"
+ONCALL = {INCIDENT_OPENED: "alert", INCIDENT_RESOLVED: "resolve"}  # the on-call queue's actor for each
 SWEEP_AFTER = timedelta(seconds=30)  # an event unsent this long is the sweep's
-URGENT = frozenset({INCIDENT_OPENED})  # their broadcasts and deliveries go ahead of routine ones
+URGENT = frozenset({INCIDENT_OPENED, ONCALL_EXHAUSTED})  # their broadcasts and deliveries go ahead of routine ones
 
 
 def emit(kind: str, organization_id: int, payload: dict[str, Any], **links: int | None) -> int:
@@ -32,14 +35,23 @@ def priority(kind: str) -> int:
     return PRIORITY_URGENT if kind in URGENT else PRIORITY_ROUTINE
 
 
-def message(event: Event) -> dramatiq.Message:
-    return dramatiq.Message(
-        queue_name=QUEUE,
-        actor_name=ACTOR,
-        args=(event.id,),
-        kwargs={},
-        options={"broker_priority": priority(event.type)},
-    )
+def messages(event: Event) -> list[dramatiq.Message]:
+    """The event's broadcast, and for an incident's opening or resolution its on-call message."""
+    options = {"broker_priority": priority(event.type)}
+    sent: list[dramatiq.Message[Any]] = [
+        dramatiq.Message(queue_name=QUEUE, actor_name=ACTOR, args=(event.id,), kwargs={}, options=options)
+    ]
+    if event.type in ONCALL and event.incident_id is not None:
+        sent.append(
+            dramatiq.Message(
+                queue_name="oncall",
+                actor_name=ONCALL[event.type],
+                args=(event.incident_id,),
+                kwargs={},
+                options={"broker_priority": PRIORITY_URGENT},
+            )
+        )
+    return sent
 
 
 def publish(event_ids: Iterable[int]) -> None:
@@ -53,7 +65,8 @@ def publish(event_ids: Iterable[int]) -> None:
         return
     broker = dramatiq.get_broker()
     for event in Event.select().where(Event.id.in_(ids), Event.sent_at.is_null()):
-        broker.enqueue(message(event))
+        for message in messages(event):
+            broker.enqueue(message)
     Event.update(sent_at=utcnow()).where(Event.id.in_(ids), Event.sent_at.is_null()).execute()
 
 
@@ -72,7 +85,8 @@ def sweep(limit: int = 500) -> int:
             .for_update(skip_locked=True)
         )
         for event in events:
-            broker.enqueue(message(event))
+            for message in messages(event):
+                broker.enqueue(message)
         if events:
             Event.update(sent_at=utcnow()).where(Event.id.in_([e.id for e in events])).execute()
             logger.warning("Sent %d event(s) the outbox had left behind.", len(events))

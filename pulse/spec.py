@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -76,6 +76,15 @@ def unique(values: Iterable[str], what: str) -> None:
         if value in seen:
             raise ValueError(f"{what} {value!r} appears twice")
         seen.add(value)
+
+
+def span(start: datetime, end: datetime, names: tuple[str, str] = ("start", "end")) -> None:
+    """Refuse a stretch of time whose ends have no offset (a time zone), or that ends before it
+    starts; ``names`` are the fields' names in the file."""
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ValueError(f"{names[0]} and {names[1]} need an offset, such as 2026-12-01T02:00:00Z or ...-05:00")
+    if end <= start:
+        raise ValueError(f"{names[1]} must be after {names[0]}")
 
 
 def parse_duration(value: Any) -> timedelta:

@@ -13,6 +13,7 @@ import psycopg
 import pytest
 import requests
 from psycopg import sql
+from py_vapid import Vapid
 
 from pulse import rabbitmq
 from pulse.broker import build_broker
@@ -23,6 +24,7 @@ from pulse.net import keepalive
 from tests.support.models import Attempt
 from tests.support.stub import Enqueued
 from tests.support.target import HTTPTarget
+from tests.support.vendors import Vendors
 from tests.support.worker import SchedulerProcess, WorkerProcess
 
 HEALTHY = json.dumps({"status": "UP", "db": {"latency_ms": 12.5}}).encode()
@@ -31,6 +33,11 @@ POOL = 10  # connections the test process may hold at once (tests run a few thre
 
 TABLES = (
     "test_attempt",
+    "oncall_timeline",
+    "oncall_alert",
+    "escalation_policy",
+    "oncall_schedule",
+    "person",
     "calculated_metric_data_point",
     "calculated_metric_variable",
     "calculated_metric",
@@ -197,3 +204,52 @@ def make_component(database, rabbit):
         return created
 
     return component
+
+
+@pytest.fixture
+def vendors():
+    """Local fakes of every notification vendor (`tests.support.vendors`)."""
+    with Vendors() as serving:
+        yield serving
+
+
+@pytest.fixture
+def vapid():
+    """A VAPID private key (PEM) to sign Web Push messages with."""
+    key = Vapid()
+    key.generate_keys()
+    return key.private_pem().decode()
+
+
+@pytest.fixture
+def config(settings, vendors, vapid):
+    """Settings pointing every provider at the fakes."""
+    return dataclasses.replace(
+        settings,
+        public_url="https://status.acme.example/",
+        email_from="Acme Status <status@acme.example>",
+        resend_api_key=vendors.resend_key,
+        resend_url=vendors.resend_url(),
+        twilio_account_sid=vendors.twilio_sid,
+        twilio_auth_token=vendors.twilio_token,
+        twilio_from=vendors.twilio_from,
+        twilio_url=vendors.twilio_url(),
+        vapid_private_key=vapid,
+        vapid_subject="mailto:ops@acme.example",
+    )
+
+
+@pytest.fixture
+def provider_env(vendors, vapid):
+    """The environment that points worker processes' providers at the fakes."""
+    return {
+        "PULSE_EMAIL_FROM": "Acme Status <status@acme.example>",
+        "PULSE_RESEND_API_KEY": vendors.resend_key,
+        "PULSE_RESEND_URL": vendors.resend_url(),
+        "PULSE_TWILIO_ACCOUNT_SID": vendors.twilio_sid,
+        "PULSE_TWILIO_AUTH_TOKEN": vendors.twilio_token,
+        "PULSE_TWILIO_FROM": vendors.twilio_from,
+        "PULSE_TWILIO_URL": vendors.twilio_url(),
+        "PULSE_VAPID_PRIVATE_KEY": vapid,
+        "PULSE_VAPID_SUBJECT": "mailto:ops@acme.example",
+    }

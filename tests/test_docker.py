@@ -232,7 +232,8 @@ def test_prometheus_scrapes_every_worker_service(compose):
 
 # Runs in a fresh process (prometheus-client picks its multiprocess mode when first imported): Pulse's
 # Metrics middleware, booted as in a worker, sees a message fail and one succeed; its metrics are
-# then served as `serve()` does, with the queue depths read from a stand-in for RabbitMQ.
+# then served as `serve()` does, with the queue depths read from a stand-in for RabbitMQ (and the
+# overdue escalations from the tests' database).
 EXPORT = """
 import os, sys
 os.environ["PULSE_METRICS_DIR"] = sys.argv[1]
@@ -261,6 +262,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 registry = CollectorRegistry()
 MultiProcessCollector(registry, path=metrics.run_directory(settings.metrics_dir))
 registry.register(metrics.QueueDepth(settings))
+registry.register(metrics.Escalations(settings))
 sys.stdout.write(generate_latest(registry).decode())
 """
 
@@ -300,6 +302,7 @@ def test_the_workers_export_the_documented_metrics(labels_of):
         "worker_task_dlq_total": {"task_name"},
     }
     assert labels_of["dramatiq_messages_total"] - TARGET_LABELS == {"queue_name", "actor_name"}
+    assert labels_of["oncall_escalations_overdue"] - TARGET_LABELS == set()
 
 
 # --- PromQL of the alerts and the dashboard ---------------------------------------------------

@@ -37,7 +37,7 @@ def notify_test(channel: str) -> None:
 
 @click.command()
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
-@click.option("--status", "status_filter", type=click.Choice(["pending", "sending", "sent", "failed"]))
+@click.option("--status", "status_filter", type=click.Choice(["pending", "sending", "sent", "failed", "cancelled"]))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def notifications(limit: int, status_filter: str | None, as_json: bool) -> None:
     """Recent deliveries, newest first: event, destination, status, attempts, error."""

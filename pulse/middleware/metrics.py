@@ -214,6 +214,34 @@ class QueueDepth:
         yield dead
 
 
+class Escalations:
+    """A collector counting, at each scrape, the on-call escalations overdue by more than a minute
+    (`pulse.oncall.due`): ``oncall_escalations_overdue``, read from PostgreSQL, the same on every
+    worker (aggregate it with max). Nothing is reported when PostgreSQL does not answer."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def collect(self) -> Any:
+        import psycopg
+        from prometheus_client.core import GaugeMetricFamily
+
+        from pulse.db import CONNECT_TIMEOUT
+        from pulse.oncall.due import OVERDUE_COUNT
+
+        try:
+            with psycopg.connect(self.settings.database_url, connect_timeout=CONNECT_TIMEOUT, autocommit=True) as conn:
+                row = conn.execute(OVERDUE_COUNT).fetchone()
+        except psycopg.Error as e:  # an unmigrated database, or PostgreSQL down: its own alerts say so
+            logger.warning("Could not count overdue escalations: %s", type(e).__name__)
+            return
+        overdue = GaugeMetricFamily(
+            "oncall_escalations_overdue", "On-call escalations still not done a minute after their time."
+        )
+        overdue.add_metric([], row[0] if row else 0)
+        yield overdue
+
+
 def serve() -> int:
     """Serve the metrics of every worker process of this run (runs in a dramatiq fork process)."""
     from prometheus_client import CollectorRegistry, MetricsHandler
@@ -225,6 +253,7 @@ def serve() -> int:
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=directory)
     registry.register(QueueDepth(settings))
+    registry.register(Escalations(settings))
 
     class Handler(MetricsHandler.factory(registry)):  # type: ignore[misc]
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - one line per scrape is noise

@@ -1,5 +1,6 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
+from pulse.models.alert import OnCallAlert, OnCallTimeline
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
 from pulse.models.component import Component, MaintenanceWindow
@@ -10,6 +11,7 @@ from pulse.models.heartbeat import Heartbeat
 from pulse.models.incident import Incident, IncidentUpdate
 from pulse.models.metrics import Integration, MetricDataPoint, MetricsQuery
 from pulse.models.notification import Notification, NotificationChannel, Subscriber
+from pulse.models.oncall import EscalationPolicy, OnCallSchedule, Person
 from pulse.models.organization import Organization
 from pulse.models.uptime import UptimeCheck
 
@@ -19,6 +21,7 @@ __all__ = [
     "CalculatedMetricDataPoint",
     "CalculatedMetricVariable",
     "Component",
+    "EscalationPolicy",
     "Event",
     "ExtractedValue",
     "ExtractedValueDataPoint",
@@ -32,7 +35,11 @@ __all__ = [
     "MetricsQuery",
     "Notification",
     "NotificationChannel",
+    "OnCallAlert",
+    "OnCallSchedule",
+    "OnCallTimeline",
     "Organization",
+    "Person",
     "Subscriber",
     "UptimeCheck",
     "utcnow",

@@ -1,6 +1,7 @@
 from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, IntegerField, JSONField, TextField
 
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
+from pulse.models.oncall import EscalationPolicy
 from pulse.models.organization import Organization
 
 
@@ -32,6 +33,8 @@ class Component(BaseModel):
     next_check_at = DateTimeTZField(null=True)
     consecutive_failures = IntegerField(default=0)
     consecutive_successes = IntegerField(default=0)
+    escalation_policy = ForeignKeyField(EscalationPolicy, null=True, on_delete="SET NULL")  # pages for its incidents
+    escalation_policy_id: int | None
     extract = JSONField(default=dict)  # value name -> JSON path into the body, e.g. "[BODY].db.latency_ms"
     last_checked_at = DateTimeTZField(null=True)  # scheduled time of the latest check applied to the status
     last_response_time_ms = IntegerField(null=True)

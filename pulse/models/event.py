@@ -8,7 +8,9 @@ from pulse.models.organization import Organization
 STATUS_CHANGED = "component.status_changed"
 INCIDENT_OPENED = "incident.opened"
 INCIDENT_RESOLVED = "incident.resolved"
-EVENT_TYPES = (STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED)
+ONCALL_EXHAUSTED = "oncall.exhausted"  # an on-call alert no one acknowledged: for the organization's channels
+EVENT_TYPES = (STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED)
+ONCALL_PAGE = "oncall.page"  # an on-call alert's pages are its notifications; never broadcast
 
 
 class Event(BaseModel):

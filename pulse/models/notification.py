@@ -12,9 +12,11 @@ from playhouse.postgres_ext import ArrayField
 
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.event import Event
+from pulse.models.oncall import Person
 from pulse.models.organization import Organization
 
 PENDING, SENDING, SENT, FAILED = "pending", "sending", "sent", "failed"
+CANCELLED = "cancelled"  # an on-call page its alert's acknowledgement or resolution made unneeded
 
 
 class NotificationChannel(BaseModel):
@@ -69,6 +71,8 @@ class Notification(BaseModel):
     channel_id: int | None
     subscriber = ForeignKeyField(Subscriber, null=True, on_delete="SET NULL")
     subscriber_id: int | None
+    person = ForeignKeyField(Person, null=True, on_delete="SET NULL")  # an on-call page
+    person_id: int | None
     key = CharField(max_length=32)
     kind = CharField(max_length=16)
     destination = TextField()

@@ -23,11 +23,13 @@ from pulse.db import db
 from pulse.errors import PermanentError, TransientError
 from pulse.middleware.retries import last_attempt
 from pulse.models import Notification, NotificationChannel, Subscriber, utcnow
+from pulse.models.event import ONCALL_PAGE
 from pulse.models.notification import FAILED, SENT
 from pulse.net import AddressPolicy
 from pulse.notifications.channels import CHANNELS, Destination, Notice, Sent, TransportError
 from pulse.notifications.channels.notice import INFO
 from pulse.notifications.render import render
+from pulse.oncall import tokens
 from pulse.rabbitmq import PRIORITY_ROUTINE
 
 logger = logging.getLogger(__name__)
@@ -47,14 +49,14 @@ BROADCAST = f"""
     INSERT INTO notification (event_id, organization_id, channel_id, subscriber_id, key, kind, destination)
     SELECT e.id, e.organization_id, c.id, NULL, 'c' || c.id, c.type, c.type || ' channel ' || c.key
       FROM event e JOIN notification_channel c ON c.organization_id = e.organization_id
-     WHERE e.id = %(event)s AND c.enabled
+     WHERE e.id = %(event)s AND c.enabled AND e.type <> 'oncall.page'
        AND (cardinality(c.events) = 0 OR e.type = ANY (c.events))
        AND (cardinality(c.component_ids) = 0 OR e.component_id = ANY (c.component_ids))
     UNION ALL
     SELECT e.id, e.organization_id, NULL, s.id, 's' || s.id, s.kind,
            {_DESTINATION.format(kind="s.kind", address="s.address")}
       FROM event e JOIN subscriber s ON s.organization_id = e.organization_id
-     WHERE e.id = %(event)s AND s.gone_at IS NULL
+     WHERE e.id = %(event)s AND s.gone_at IS NULL AND e.type NOT LIKE 'oncall.%%'
        AND (cardinality(s.events) = 0 OR e.type = ANY (s.events))
        AND (cardinality(s.component_ids) = 0 OR e.component_id = ANY (s.component_ids))
     ON CONFLICT (event_id, key) DO NOTHING
@@ -65,15 +67,21 @@ CLAIM = """
         UPDATE notification
            SET status = 'sending', claimed_by = %(by)s, claimed_at = now(), attempts = attempts + 1
          WHERE id = %(id)s AND (status = 'pending' OR (status = 'sending' AND claimed_by = %(by)s))
-     RETURNING id, event_id, organization_id, channel_id, subscriber_id, kind
+     RETURNING id, event_id, organization_id, channel_id, subscriber_id, person_id, kind
     )
     SELECT n.id, n.kind, n.channel_id, n.subscriber_id, e.id, e.type, e.payload, e.created_at, o.name,
-           c.settings, s.address, s.settings
+           c.settings,
+           coalesce(s.address, CASE n.kind WHEN 'sms' THEN p.phone WHEN 'email' THEN p.email
+                                           WHEN 'push' THEN p.push ->> 'endpoint' END),
+           coalesce(s.settings, CASE WHEN n.kind = 'push' THEN jsonb_build_object('keys', p.push -> 'keys')
+                                     WHEN p.id IS NOT NULL THEN '{}' END),
+           n.person_id, p.key
       FROM claimed n
       JOIN event e ON e.id = n.event_id
       JOIN organization o ON o.id = n.organization_id
       LEFT JOIN notification_channel c ON c.id = n.channel_id
       LEFT JOIN subscriber s ON s.id = n.subscriber_id
+      LEFT JOIN person p ON p.id = n.person_id
 """
 RESERVE = """
     INSERT INTO send_pace AS p (key, next_at) VALUES (%(key)s, clock_timestamp() + make_interval(secs => %(every)s))
@@ -102,7 +110,7 @@ class Claim:
     channel_id: int | None
     subscriber_id: int | None
     notice: Notice
-    destination: Destination | None  # None when the channel or subscriber was deleted
+    destination: Destination | None  # None when the channel, subscriber or person was deleted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +137,7 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
     if claim is None:
         return None
     if claim.destination is None:
-        _finish(claim, FAILED, error="the channel or subscriber was deleted")
+        _finish(claim, FAILED, error="the channel, subscriber or person was deleted")
         return None
     pace = CHANNELS[claim.kind].pacing(claim.destination, settings)
     if pace and at is None:
@@ -215,15 +223,19 @@ def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | N
         logger.info("Notification %s is not pending (sent, failed or being sent): nothing to do.", notification_id)
         return None
     nid, kind, channel_id, subscriber_id, event_id, event_type, payload, created_at, organization = row[:9]
-    channel_settings, address, subscriber_settings = row[9:]
+    channel_settings, address, subscriber_settings, person_id, person = row[9:]
     destination = None
     if channel_settings is not None:
         destination = Destination(kind, channel_settings, f"pulse-{nid}", f"c{channel_id}")
-    elif address is not None:
-        destination = Destination(
-            kind, subscriber_destination(kind, address, subscriber_settings), f"pulse-{nid}", f"s{subscriber_id}"
-        )
-    notice = render(event_id, event_type, payload, created_at, organization, settings.public_url or None)
+    elif address is not None:  # a subscriber's, or an on-call page's person's
+        key = f"s{subscriber_id}" if subscriber_id is not None else f"p{person_id}"
+        destination = Destination(kind, subscriber_destination(kind, address, subscriber_settings), f"pulse-{nid}", key)
+    acknowledge = None
+    if event_type == ONCALL_PAGE and person is not None and settings.ack_url and settings.ack_secret:
+        acknowledge = tokens.link(settings.ack_url, payload.get("alert"), person, utcnow(), settings.ack_secret)
+    notice = render(
+        event_id, event_type, payload, created_at, organization, settings.public_url or None, acknowledge=acknowledge
+    )
     return Claim(nid, kind, channel_id, subscriber_id, notice, destination)
 
 

@@ -6,15 +6,24 @@ from datetime import datetime
 from typing import Any
 
 from pulse.components import status
-from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+from pulse.models import utcnow
+from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED, ONCALL_PAGE, STATUS_CHANGED
 from pulse.notifications.channels.notice import CRITICAL, INFO, RESOLVED, WARNING, Notice
 from pulse.notifications.channels.text import status_name
 
 
 def render(
-    event_id: int, kind: str, payload: dict[str, Any], created_at: datetime, organization: str, url: str | None
+    event_id: int,
+    kind: str,
+    payload: dict[str, Any],
+    created_at: datetime,
+    organization: str,
+    url: str | None,
+    *,
+    acknowledge: str | None = None,
 ) -> Notice:
-    """The `Notice` for an event row (its type and payload as `pulse.components.changes` writes them)."""
+    """The `Notice` for an event row (its type and payload as `pulse.components.changes` writes them).
+    A page's ``acknowledge`` link, when there is one, is its link."""
     component = (payload.get("component") or {}).get("name")
     incident = payload.get("incident") or {}
     since = _time(payload.get("since")) or created_at
@@ -54,10 +63,46 @@ def render(
             status=incident.get("impact") if opened else status.OPERATIONAL,
             url=url,
         )
+    if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED):
+        return _oncall(event_id, kind, payload, organization, acknowledge or url, linked=acknowledge is not None)
     return Notice(
         kind=kind, title=kind, summary=str(payload.get("summary", "")), organization=organization, since=since,
         severity=INFO, event_id=event_id, component=component, url=url,
     )  # fmt: skip
+
+
+def _oncall(
+    event_id: int, kind: str, payload: dict[str, Any], organization: str, url: str | None, *, linked: bool
+) -> Notice:
+    """A page (what is down, for how long, how to acknowledge: with its link when ``linked``), or
+    an alert no one acknowledged."""
+    component = (payload.get("component") or {}).get("name")
+    incident = payload.get("incident") or {}
+    title = incident.get("title") or f"{component} incident"
+    started = _time(incident.get("started_at")) or utcnow()
+    command = f"pulse oncall ack {payload.get('alert')}"
+    ack = f"Acknowledge with the link, or: {command}" if linked else f"Acknowledge: {command}"
+    if kind == ONCALL_PAGE:
+        headline = f"PAGE: {title}"
+        summary = f"{component}: {status_name(incident.get('impact')).lower()} for {_for(started)}. {ack}"
+    else:
+        headline = f"No one acknowledged: {title}"
+        summary = (
+            f"The on-call alert for {component} went through {payload.get('rounds')} round(s) of the escalation "
+            f"policy {payload.get('policy')} and no one acknowledged it. It stays open. {ack}"
+        )
+    return Notice(
+        kind=kind, title=headline, summary=summary, organization=organization, since=started, severity=CRITICAL,
+        event_id=event_id, component=component, url=url,
+    )  # fmt: skip  # no status: every channel leads with the title, "PAGE: ..."
+
+
+def _for(started: datetime) -> str:
+    """How long since ``started``: ``under a minute``, ``12 min``, ``2 h 5 min``."""
+    minutes = int((utcnow() - started).total_seconds() // 60)
+    if minutes < 1:
+        return "under a minute"
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
 def _severity(to: str | None) -> str:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 
 from pulse.models import NotificationChannel, Subscriber, utcnow
-from pulse.models.event import EVENT_TYPES
+from pulse.models.event import EVENT_TYPES, ONCALL_EXHAUSTED
 from pulse.notifications.channels import CHANNELS, SUBSCRIBER_KINDS
 from pulse.spec import SLUG, Strict, http_url, takes
 
@@ -48,13 +48,13 @@ def _events(values: list[str]) -> list[str]:
     return values
 
 
-def _email(value: str) -> str:
+def check_email(value: str) -> str:
     if not _EMAIL.match(value):
         raise ValueError(f"{value!r} is not an email address")
     return value
 
 
-def _phone(value: str) -> str:
+def check_phone(value: str) -> str:
     if not _PHONE.match(value):
         raise ValueError(f"{value!r} is not a phone number in E.164 form, e.g. +15551234567")
     return value
@@ -92,11 +92,11 @@ class ChannelSpec(_Filters):
             recipients = [self.to] if isinstance(self.to, str) else list(self.to or [])
             if not 1 <= len(recipients) <= 50:
                 raise ValueError("an email channel needs 1 to 50 addresses in `to`")
-            self.to = [_email(address) for address in recipients]
+            self.to = [check_email(address) for address in recipients]
         if self.type == "sms":
             if not isinstance(self.to, str):
                 raise ValueError("an sms channel sends to one phone number")
-            _phone(self.to)
+            check_phone(self.to)
         return self
 
     def settings(self) -> dict[str, Any]:
@@ -120,10 +120,12 @@ class SubscriberSpec(_Filters):
             raise ValueError(f"a subscriber has exactly one of {', '.join(others)} or {last}")
         if self.secret is not None and self.webhook is None:
             raise ValueError("only a webhook subscriber takes a secret")
+        if ONCALL_EXHAUSTED in self.events:
+            raise ValueError(f"{ONCALL_EXHAUSTED} is for the organization's channels, not for subscribers")
         if self.email is not None:
-            _email(self.email)
+            check_email(self.email)
         if self.phone is not None:
-            _phone(self.phone)
+            check_phone(self.phone)
         if self.webhook is not None:
             http_url(self.webhook)
         return self

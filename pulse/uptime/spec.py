@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
-from pulse.spec import Slug, Strict, header, http_url, parse_duration, within
+from pulse.spec import Slug, Strict, header, http_url, parse_duration, span, within
 from pulse.uptime import conditions
 from pulse.uptime.check import DEFAULT_CONDITIONS
 
@@ -42,10 +42,7 @@ class Maintenance(Strict):
 
     @model_validator(mode="after")
     def _ordered(self) -> Maintenance:
-        if self.start.tzinfo is None or self.end.tzinfo is None:
-            raise ValueError("start and end need a time zone, e.g. 2026-12-01T02:00:00Z")
-        if self.end <= self.start:
-            raise ValueError("end must be after start")
+        span(self.start, self.end)
         return self
 
 
@@ -67,6 +64,7 @@ class ComponentSpec(Strict):
     paused: bool = False
     extract: dict[str, str] = Field(default_factory=dict, max_length=20)
     maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
+    escalation_policy: Slug | None = None  # pages the on-call responder for its incidents (pulse.oncall.spec)
 
     @field_validator("method")
     @classmethod
@@ -115,15 +113,22 @@ class ComponentSpec(Strict):
 
 
 def sync(
-    organization_id: int, components: list[ComponentSpec], *, prune: bool, advance: Callable[[int], object]
+    organization_id: int,
+    components: list[ComponentSpec],
+    *,
+    policy_ids: dict[str, int],
+    prune: bool,
+    advance: Callable[[int], object],
 ) -> tuple[int, int, int]:
     """Upsert the organization's components (by key) with their extracted values and maintenance
     windows, inside the caller's transaction, calling ``advance(1)`` after each; with ``prune``,
-    delete those not named. Returns (created, updated, deleted)."""
+    delete those not named. ``policy_ids`` are the escalation policies' ids by key. Returns
+    (created, updated, deleted)."""
     existing = {c.key: c for c in Component.select().where(Component.organization == organization_id)}
     created = 0
     for spec in components:
-        created += _upsert(organization_id, spec, existing.get(spec.key))
+        policy = policy_ids[spec.escalation_policy] if spec.escalation_policy else None
+        created += _upsert(organization_id, spec, existing.get(spec.key), policy)
         advance(1)
     deleted = 0
     if prune:
@@ -142,7 +147,7 @@ def component_ids(organization_id: int) -> dict[str, int]:
     return {c.key: c.id for c in query}
 
 
-def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None) -> bool:
+def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None, policy: int | None) -> bool:
     """Insert or update one component; True when it is new."""
     fields = {
         "name": spec.name,
@@ -160,6 +165,7 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         "auto_incident": spec.auto_incident,
         "paused": spec.paused,
         "extract": spec.extract,
+        "escalation_policy": policy,
     }
     if current is None:
         # next_check_at stays empty: the scheduler gives it a first slot within seconds.

@@ -24,7 +24,7 @@ def test_a_cycle_is_refused_at_apply_with_its_path_and_nothing_is_written(databa
     path.write_text(FILE)
     applied = pulse("apply", "-f", str(path))
     assert applied.returncode == 2
-    assert "organizations[0]: calculated_metrics[0] feeds itself: a -> b -> a" in applied.stderr
+    assert "organizations[0].calculated_metrics[0] feeds itself: a -> b -> a" in applied.stderr
     assert "Traceback" not in applied.stderr
     assert CalculatedMetric.select().count() == 0
 

@@ -128,7 +128,7 @@ def test_an_unreachable_database_is_one_line_without_its_password(settings):
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "supervisor"])
 def test_run_starts_workers_and_scheduler_and_a_signal_stops_both(stop, database, rabbit):
-    command = [sys.executable, "-m", "pulse.cli", "run", "--threads", "2"]
+    command = [sys.executable, "-m", "pulse.cli", "run", "--threads", "5"]
     env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_METRICS_PORT": str(free_port())}
     run = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -151,3 +151,13 @@ def test_run_starts_workers_and_scheduler_and_a_signal_stops_both(stop, database
     assert "Worker has been shut down." in output
     assert "Killing" not in output  # one signal each: a graceful stop
     assert "Traceback" not in output and '"level": "ERROR"' not in output, output
+
+
+@pytest.mark.parametrize(("command", "given"), [(("run", "-p", "2", "-t", "2"), 4), (("demo", "-t", "4"), 4)])
+def test_run_and_demo_refuse_fewer_threads_than_the_loops_hold(command, given, settings):
+    result = pulse(*command)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"pulse: {given} thread(s) in all: give at least 5, since the 4 scheduling loops (uptime, metrics, "
+        "calculated metrics, on call) each hold one\n"
+    )

@@ -18,7 +18,7 @@ def test_the_demo_keeps_to_its_own_world_and_stops_cleanly_on_a_signal(settings,
     env = {**ENV, "PATH": "/usr/bin:/bin", "PULSE_METRICS_PORT": str(free_port()), "PYTHONUNBUFFERED": "1"}
     env.pop("PULSE_LOG_LEVEL")  # the demo's own default: warnings only
     demo = subprocess.Popen(
-        [sys.executable, "-m", "pulse.cli", "demo", "--threads", "4"],
+        [sys.executable, "-m", "pulse.cli", "demo", "--threads", "8"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -2,19 +2,11 @@
 
 import json
 
-import pytest
-
 from pulse.models import Event, Notification, NotificationChannel, Organization
 from pulse.models.event import STATUS_CHANGED
 from pulse.notifications import delivery
 from tests.support.cli import pulse
-from tests.support.vendors import Fail, Vendors
-
-
-@pytest.fixture
-def vendors():
-    with Vendors() as serving:
-        yield serving
+from tests.support.vendors import Fail
 
 
 def test_notify_test_sends_through_the_channel_and_prints_the_answer(database, vendors):

@@ -7,34 +7,19 @@ webhook, each once. Metrics polls ride it out alike: one data point per slot, po
 the restart.
 """
 
-import os
-import subprocess
 from collections import Counter
 
 import pytest
 
-from pulse.db import db
 from pulse.models import Event, FailedMessage, MetricDataPoint, UptimeCheck, utcnow
 from tests.support.channels import webhook_channel
 from tests.support.metrics import newrelic_queries
 from tests.support.newrelic import NewRelic
+from tests.support.postgres import restart_postgres
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
 
 COMPONENTS, QUERIES = 5, 3
-
-
-def restart_postgres():
-    version = sorted(os.listdir("/etc/postgresql"))[-1]
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    if not db.is_closed():  # this process's own connections died too
-        db.close()
-    db.close_all()
 
 
 @pytest.mark.minutes
@@ -45,7 +30,7 @@ def test_workers_and_scheduler_ride_out_a_postgres_restart(make_component, targe
     with Vendors() as vendors, NewRelic() as newrelic:
         webhook_channel(components[0].organization, vendors)
         newrelic_queries(components[0].organization, newrelic, QUERIES, interval_seconds=15)
-        worker = workers(threads=4)
+        worker = workers(threads=8)  # four loops (uptime, metrics, calculated, on call) hold a thread each
         scheduler = schedulers()
         wait_for(lambda: UptimeCheck.select().count() >= COMPONENTS, "the first checks", timeout=45)
 

@@ -3,8 +3,6 @@ queue, join the worker, assert on the rows and on what the fake vendor received.
 
 import dataclasses
 
-import pytest
-
 from actors import notifications
 from pulse.models import Event, FailedMessage, Notification, NotificationChannel, Organization
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
@@ -12,13 +10,7 @@ from pulse.notifications import delivery
 from pulse.notifications.channels import CHANNELS
 from pulse.rabbitmq import PRIORITY_URGENT
 from tests.support.stub import declare
-from tests.support.vendors import Fail, Vendors
-
-
-@pytest.fixture
-def vendors():
-    with Vendors() as serving:
-        yield serving
+from tests.support.vendors import Fail
 
 
 def a_webhook_notification(vendors, kind=STATUS_CHANGED):

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from hashlib import md5
 
 import pytest
-from py_vapid import Vapid
 
 from pulse.errors import PermanentError, TransientError
 from pulse.models import Event, Notification, NotificationChannel, Organization, Subscriber
@@ -20,7 +19,7 @@ from pulse.notifications.channels.notice import CRITICAL
 from pulse.notifications.channels.text import COLORS
 from pulse.notifications.delivery import Defer
 from tests.support.cli import pulse
-from tests.support.vendors import Fail, Hang, Vendors
+from tests.support.vendors import Fail, Hang
 
 SINCE = "2026-12-01T14:03:00+00:00"
 STATUS_PAYLOAD = {
@@ -30,37 +29,6 @@ STATUS_PAYLOAD = {
     "since": SINCE,
     "reason": "[STATUS] (503) == 200",
 }
-
-
-@pytest.fixture
-def vendors():
-    with Vendors() as serving:
-        yield serving
-
-
-@pytest.fixture
-def vapid():
-    key = Vapid()
-    key.generate_keys()
-    return key.private_pem().decode()
-
-
-@pytest.fixture
-def config(settings, vendors, vapid):
-    """Settings pointing every provider at the fakes."""
-    return dataclasses.replace(
-        settings,
-        public_url="https://status.acme.example/",
-        email_from="Acme Status <status@acme.example>",
-        resend_api_key=vendors.resend_key,
-        resend_url=vendors.resend_url(),
-        twilio_account_sid=vendors.twilio_sid,
-        twilio_auth_token=vendors.twilio_token,
-        twilio_from=vendors.twilio_from,
-        twilio_url=vendors.twilio_url(),
-        vapid_private_key=vapid,
-        vapid_subject="mailto:ops@acme.example",
-    )
 
 
 @pytest.fixture
@@ -482,7 +450,7 @@ def test_deleted_destination_fails_the_notification(acme, vendors, config):
     assert deliver(notification_id, config) is None
     assert (row(notification_id).status, row(notification_id).last_error) == (
         "failed",
-        "the channel or subscriber was deleted",
+        "the channel, subscriber or person was deleted",
     )
 
 

@@ -4,9 +4,6 @@ fake vendors; each destination hears of each event exactly once, even when a wor
 from collections import Counter
 from datetime import timedelta
 
-import pytest
-from py_vapid import Vapid
-
 from actors.notifications import broadcast
 from actors.uptime import check
 from pulse.models import (
@@ -18,34 +15,11 @@ from pulse.models import (
     utcnow,
 )
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
-from tests.support.vendors import Fail, Hang, Vendors
+from tests.support.vendors import Fail, Hang
 from tests.support.wait import wait_for
 
 SECRET = "0123456789abcdef"
 CHANNELS = ("slack", "discord", "teams", "webhook", "resend")
-
-
-@pytest.fixture
-def vendors():
-    with Vendors() as serving:
-        yield serving
-
-
-@pytest.fixture
-def provider_env(vendors):
-    key = Vapid()
-    key.generate_keys()
-    return {
-        "PULSE_EMAIL_FROM": "Acme Status <status@acme.example>",
-        "PULSE_RESEND_API_KEY": vendors.resend_key,
-        "PULSE_RESEND_URL": vendors.resend_url(),
-        "PULSE_TWILIO_ACCOUNT_SID": vendors.twilio_sid,
-        "PULSE_TWILIO_AUTH_TOKEN": vendors.twilio_token,
-        "PULSE_TWILIO_FROM": vendors.twilio_from,
-        "PULSE_TWILIO_URL": vendors.twilio_url(),
-        "PULSE_VAPID_PRIVATE_KEY": key.private_pem().decode(),
-        "PULSE_VAPID_SUBJECT": "mailto:ops@acme.example",
-    }
 
 
 def subscribe_everything(organization, vendors):

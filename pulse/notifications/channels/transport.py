@@ -51,7 +51,7 @@ class Destination:
       kind: the channel's kind, a key of `pulse.notifications.channels.CHANNELS`.
       settings: the channel's settings (url, to, secret, endpoint, keys...), secrets included.
       delivery_id: stable across every attempt of this notification (idempotency keys, dedupe).
-      key: the channel or subscriber ("c12", "s34"), for pacing.
+      key: the channel, subscriber or paged person ("c12", "s34", "p56"), for pacing.
     """
 
     kind: str

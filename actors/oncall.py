@@ -1,0 +1,61 @@
+"""The on-call queue's work: an incident's alert opened and level 1 paged, an escalation to the
+next level, an acknowledgement from the web application, an alert resolved with its incident.
+Pages are notifications, delivered by the notifications queue's `send`."""
+
+from __future__ import annotations
+
+import logging
+
+import dramatiq
+
+from actors.notifications import send
+from pulse import events
+from pulse.errors import PermanentError
+from pulse.models import utcnow
+from pulse.oncall import alerts
+from pulse.rabbitmq import PRIORITY_URGENT, send_all
+
+logger = logging.getLogger(__name__)
+
+# A page waits out a database outage: 8 retries back off 1 s to 256 s (about 8 minutes in all).
+RETRIES = 8
+
+
+@dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
+def alert(incident_id: int) -> None:
+    """Open the incident's on-call alert and page level 1, once (see `pulse.oncall.alerts`)."""
+    outcome = alerts.open_alert(incident_id, utcnow())
+    _send(outcome)
+    if outcome.notifications:
+        logger.info("Incident %s: %d page(s) sent.", incident_id, len(outcome.notifications))
+
+
+@dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
+def escalate(alert_id: int, expected_level: int, expected_round: int) -> None:
+    """Page the next level if the alert is still unacknowledged at ``expected_level`` of
+    ``expected_round``: sent by the loop when the level's wait ends."""
+    outcome = alerts.escalate(alert_id, expected_level, expected_round, utcnow())
+    _send(outcome)
+    if outcome.notifications:
+        logger.info("Alert %s escalated: %d page(s) sent.", alert_id, len(outcome.notifications))
+
+
+@dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
+def acknowledge(alert_id: int, person_key: str | None = None) -> None:
+    """Acknowledge an alert for a person (their key), as the web application asks."""
+    try:
+        _, said = alerts.acknowledge(alert_id, person_key, "web", utcnow())
+    except LookupError as e:
+        raise PermanentError(str(e.args[0])) from None
+    logger.info("%s.", said[0].upper() + said[1:])
+
+
+@dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
+def resolve(incident_id: int) -> None:
+    """Resolve the alert of a resolved incident, stopping its escalation."""
+    alerts.resolve_incident(incident_id, utcnow())
+
+
+def _send(outcome: alerts.Outcome) -> None:
+    send_all([send.message_with_options(args=(i,), broker_priority=PRIORITY_URGENT) for i in outcome.notifications])
+    events.publish(outcome.events)

@@ -1,0 +1,63 @@
+from peewee import BigAutoField, CharField, ForeignKeyField, IntegerField, JSONField, TextField
+
+from pulse.models.base import BaseModel, DateTimeTZField, utcnow
+from pulse.models.component import Component
+from pulse.models.event import Event
+from pulse.models.incident import Incident
+from pulse.models.organization import Organization
+
+TRIGGERED, ACKNOWLEDGED, RESOLVED, EXHAUSTED = "triggered", "acknowledged", "resolved", "exhausted"
+
+
+class OnCallAlert(BaseModel):
+    """The paging of one incident (unique): ``policy`` is the component's escalation policy frozen
+    as it was when the alert opened (``{key, name, levels, repeat, contact}``, as
+    `pulse.models.EscalationPolicy` holds them). ``level`` and ``round`` (from 1) are what was paged
+    last; ``next_escalation_at`` is when the next level is due, while the alert is triggered;
+    ``escalation_sent_at`` is when the loop sent its escalation. ``event`` is the alert's page
+    event: every page is a notification of it."""
+
+    id = BigAutoField()
+    organization = ForeignKeyField(Organization, on_delete="CASCADE")
+    organization_id: int
+    incident = ForeignKeyField(Incident, unique=True, on_delete="CASCADE")
+    incident_id: int
+    component = ForeignKeyField(Component, null=True, on_delete="SET NULL")
+    component_id: int | None
+    event = ForeignKeyField(Event, on_delete="CASCADE")
+    event_id: int
+    policy = JSONField()
+    status = CharField(max_length=16, default=TRIGGERED)
+    level = IntegerField(default=0)
+    round = IntegerField(default=1)
+    next_escalation_at = DateTimeTZField(null=True)
+    escalation_sent_at = DateTimeTZField(null=True)
+    acknowledged_by = CharField(max_length=64, null=True)
+    acknowledged_via = CharField(max_length=16, null=True)
+    acknowledged_at = DateTimeTZField(null=True)
+    resolved_at = DateTimeTZField(null=True)
+    created_at = DateTimeTZField(default=utcnow)
+    updated_at = DateTimeTZField(default=utcnow)
+
+    class Meta:
+        table_name = "oncall_alert"
+
+
+class OnCallTimeline(BaseModel):
+    """One step of an alert: ``kind`` is "opened", "paged" (``person`` on ``channel``), "skipped"
+    (a level with no one to page), "escalated", "acknowledged", "exhausted" or "resolved"; ``note``
+    says it in words."""
+
+    id = BigAutoField()
+    alert = ForeignKeyField(OnCallAlert, backref="timeline", on_delete="CASCADE")
+    alert_id: int
+    at = DateTimeTZField()
+    kind = CharField(max_length=16)
+    level = IntegerField(null=True)
+    round = IntegerField(null=True)
+    person = CharField(max_length=64, null=True)
+    channel = CharField(max_length=16, null=True)
+    note = TextField(default="")
+
+    class Meta:
+        table_name = "oncall_timeline"

@@ -1,0 +1,301 @@
+"""On-call alerts, from an incident to the acknowledgement: who is paged, when the next level is
+due, and every step on the alert's timeline.
+
+- `open_alert`: an incident of a component with an escalation policy gets one alert (unique per
+  incident) with the policy frozen as it is now, and level 1 is paged at once.
+- Paging a level makes one notification per person and contact channel (key: level, round,
+  person, channel, under the alert's page event), delivered by the notifications worker with its
+  exactly-once, pacing and retry rules. A level with no one to page (an empty schedule) falls
+  through to the next at once and says so on the timeline.
+- `escalate`: when a level's wait ends unacknowledged, the next level is paged; after the last
+  level the policy starts again from level 1, ``repeat`` more times; then the alert is exhausted
+  (it stays open, an event tells the organization's channels). It moves the alert only from the
+  level and round it expects (a guarded update), so a message sent twice pages once.
+- `acknowledge` and `resolve` stop the escalation and cancel the pages not sent yet (those being
+  sent go on); doing either twice, or late, changes nothing and says so.
+
+Every function takes ``now`` (the tests travel in time) and runs in one transaction. Those that
+page return an `Outcome`: the notifications to send and the events to publish, after the commit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from pulse import events
+from pulse.db import db
+from pulse.models import Event, Notification, OnCallAlert, OnCallTimeline, Person
+from pulse.models.alert import ACKNOWLEDGED, EXHAUSTED, RESOLVED, TRIGGERED
+from pulse.models.event import ONCALL_EXHAUSTED, ONCALL_PAGE
+from pulse.models.notification import CANCELLED, PENDING
+from pulse.oncall import paging
+from pulse.spec import show_duration
+
+logger = logging.getLogger(__name__)
+
+_INCIDENT = """
+    SELECT i.organization_id, i.component_id, i.title, i.impact, i.started_at, i.resolved_at,
+           c.key, c.name, p.key, p.name, p.levels, p.repeat, p.contact
+      FROM incident i
+      JOIN component c ON c.id = i.component_id
+      JOIN escalation_policy p ON p.id = c.escalation_policy_id
+     WHERE i.id = %s
+       FOR NO KEY UPDATE OF i
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What to send once the transaction has committed."""
+
+    notifications: list[int] = dataclasses.field(default_factory=list)
+    events: list[int] = dataclasses.field(default_factory=list)
+
+
+def open_alert(incident_id: int, now: datetime) -> Outcome:
+    """Open the incident's alert and page level 1, once: for an incident whose alert is open
+    already (a message delivered twice), the pages not sent yet are returned to send again. An
+    incident without an escalation policy, or resolved already, pages no one."""
+    with db.atomic():
+        # The incident row's lock makes two messages for one incident take turns.
+        row = db.execute_sql(_INCIDENT, (incident_id,)).fetchone()
+        if row is None:
+            return Outcome()
+        organization_id, component_id, title, impact, started_at, resolved_at, component_key, component = row[:8]
+        policy_key, policy_name, levels, repeat, contact = row[8:]
+        existing = OnCallAlert.get_or_none(OnCallAlert.incident == incident_id)
+        if existing is not None:
+            return Outcome(notifications=_unsent(existing))
+        if resolved_at is not None:
+            logger.info("Incident %s is resolved already: no one is paged.", incident_id)
+            return Outcome()
+        payload = {
+            "incident": {"id": incident_id, "title": title, "impact": impact, "started_at": started_at.isoformat()},
+            "component": {"key": component_key, "name": component},
+        }
+        event_id = Event.insert(
+            organization=organization_id,
+            component=component_id,
+            incident=incident_id,
+            type=ONCALL_PAGE,
+            payload=payload,
+            created_at=now,
+            sent_at=now,  # never broadcast: its notifications are the pages
+        ).execute()
+        policy = {"key": policy_key, "name": policy_name, "levels": levels, "repeat": repeat, "contact": contact}
+        alert_id = OnCallAlert.insert(
+            organization=organization_id,
+            incident=incident_id,
+            component=component_id,
+            event=event_id,
+            policy=policy,
+            next_escalation_at=now,  # paged just below
+            created_at=now,
+            updated_at=now,
+        ).execute()
+        Event.update(payload={**payload, "alert": alert_id}).where(Event.id == event_id).execute()
+        alert = OnCallAlert.get_by_id(alert_id)
+        steps = [_step(alert, now, "opened", f"{title} ({component}); escalation policy {policy_name}")]
+        return _page(alert, 1, 1, now, steps)
+
+
+def escalate(alert_id: int, level: int, round_: int, now: datetime) -> Outcome:
+    """Page the level after ``level`` of round ``round_``, if the alert is still triggered there."""
+    with db.atomic():
+        alert = (
+            OnCallAlert.select()
+            .where(
+                OnCallAlert.id == alert_id,
+                OnCallAlert.status == TRIGGERED,
+                OnCallAlert.level == level,
+                OnCallAlert.round == round_,
+            )
+            .for_update("FOR NO KEY UPDATE")  # type: ignore[arg-type]
+            .first()
+        )
+        if alert is None:
+            return Outcome()  # acknowledged, resolved, or moved on by another copy of this message
+        wait = timedelta(seconds=alert.policy["levels"][level - 1]["wait_seconds"])
+        note = f"no acknowledgement within {show_duration(wait)}"
+        steps = [_step(alert, now, "escalated", note, level=level, round_=round_)]
+        return _page(alert, *_after(alert.policy, level, round_), now, steps)
+
+
+def acknowledge(alert_id: int, person: str | None, via: str, now: datetime) -> tuple[bool, str]:
+    """Acknowledge the alert (``person``: a person key of its organization, or None for an
+    operator), stopping its escalation. Returns whether it changed and what happened, in words.
+    Raises LookupError for an alert or a person that does not exist."""
+    with db.atomic():
+        alert = _alert(alert_id)
+        if (
+            person is not None
+            and not Person.select().where(Person.organization == alert.organization_id, Person.key == person).exists()
+        ):
+            raise LookupError(f"no person {person!r} in the alert's organization")
+        changed = (
+            OnCallAlert.update(
+                status=ACKNOWLEDGED,
+                acknowledged_by=person,
+                acknowledged_via=via,
+                acknowledged_at=now,
+                next_escalation_at=None,
+                updated_at=now,
+            )
+            .where(OnCallAlert.id == alert_id, OnCallAlert.status.in_([TRIGGERED, EXHAUSTED]))
+            .execute()
+        )
+        if not changed:
+            return False, _already(_alert(alert_id))
+        who = person or "an operator"
+        note = f"by {who} ({via})" + _cancelled(alert, "acknowledged")
+        _write([_step(alert, now, "acknowledged", note, person=person)])
+        return True, f"alert {alert_id} acknowledged by {who}: no one more is paged"
+
+
+def resolve(alert_id: int, note: str, now: datetime) -> tuple[bool, str]:
+    """Resolve the alert, stopping its escalation; ``note`` says why. Returns whether it changed
+    and what happened. Raises LookupError for an alert that does not exist."""
+    with db.atomic():
+        alert = _alert(alert_id)
+        changed = (
+            OnCallAlert.update(status=RESOLVED, resolved_at=now, next_escalation_at=None, updated_at=now)
+            .where(OnCallAlert.id == alert_id, OnCallAlert.status != RESOLVED)
+            .execute()
+        )
+        if not changed:
+            return False, _already(_alert(alert_id))
+        _write([_step(alert, now, "resolved", note + _cancelled(alert, "resolved"))])
+        return True, f"alert {alert_id} resolved: no one more is paged"
+
+
+def resolve_incident(incident_id: int, now: datetime) -> bool:
+    """Resolve the alert of a resolved incident, if it has one still open."""
+    alert = OnCallAlert.get_or_none(OnCallAlert.incident == incident_id)
+    return alert is not None and resolve(alert.id, "the incident was resolved", now)[0]
+
+
+def _page(alert: OnCallAlert, level: int, round_: int, now: datetime, steps: list[dict[str, Any]]) -> Outcome:
+    """Page ``level`` of round ``round_`` (or the first level after it that has anyone to page),
+    move the alert there and write ``steps`` and the new ones on its timeline."""
+    policy = alert.policy
+    levels, rounds = policy["levels"], policy["repeat"] + 1
+    while round_ <= rounds:
+        pages, notes = paging.targets(alert.organization_id, levels[level - 1], policy["contact"], now)
+        steps += [_step(alert, now, "skipped", note, level=level, round_=round_) for note in notes]
+        if pages:
+            ids = _notify(alert, level, round_, pages)
+            steps += [
+                _step(alert, now, "paged", f"{p.name} by {c}", level=level, round_=round_, person=p.person, channel=c)
+                for p in pages
+                for c in p.channels
+            ]
+            wait = timedelta(seconds=levels[level - 1]["wait_seconds"])
+            _move(alert, level, round_, now, next_escalation_at=now + wait)
+            _write(steps)
+            return Outcome(notifications=ids)
+        steps.append(_step(alert, now, "skipped", "no one to page: on to the next level", level=level, round_=round_))
+        level, round_ = _after(policy, level, round_)
+    last = len(levels), rounds
+    _move(alert, *last, now, next_escalation_at=None, status=EXHAUSTED)
+    rounds_text = f"{rounds} round{'s' if rounds > 1 else ''}"
+    steps.append(_step(alert, now, "exhausted", f"no one acknowledged after {rounds_text} of the policy"))
+    _write(steps)
+    event_id = events.emit(
+        ONCALL_EXHAUSTED,
+        alert.organization_id,
+        {**Event.get_by_id(alert.event_id).payload, "policy": policy["name"], "rounds": rounds},
+        component_id=alert.component_id,
+        incident_id=alert.incident_id,
+    )
+    logger.warning("On-call alert %s is exhausted: no one acknowledged; it stays open.", alert.id)
+    return Outcome(events=[event_id])
+
+
+def _after(policy: dict[str, Any], level: int, round_: int) -> tuple[int, int]:
+    """The level and round that come after ``level`` of ``round_``."""
+    return (level + 1, round_) if level < len(policy["levels"]) else (1, round_ + 1)
+
+
+def _notify(alert: OnCallAlert, level: int, round_: int, pages: list[paging.Page]) -> list[int]:
+    rows = [
+        {
+            "event": alert.event_id,
+            "organization": alert.organization_id,
+            "person": page.person_id,
+            "key": f"{level}.{round_}.{page.person_id}.{channel}",
+            "kind": channel,
+            "destination": f"{channel} page to {page.person}",
+        }
+        for page in pages
+        for channel in page.channels
+    ]
+    inserted = Notification.insert_many(rows).on_conflict_ignore().returning(Notification.id).execute()
+    return [row.id for row in inserted]
+
+
+def _move(alert: OnCallAlert, level: int, round_: int, now: datetime, **fields: Any) -> None:
+    OnCallAlert.update(level=level, round=round_, escalation_sent_at=None, updated_at=now, **fields).where(
+        OnCallAlert.id == alert.id
+    ).execute()
+
+
+def _cancelled(alert: OnCallAlert, how: str) -> str:
+    """Cancel the alert's pages not sent yet (those being sent go on); says how many, or ""."""
+    cancelled = (
+        Notification.update(status=CANCELLED, last_error=f"not sent: the alert was {how} first")
+        .where(Notification.event == alert.event_id, Notification.status == PENDING)
+        .execute()
+    )
+    return f"; {cancelled} page(s) not sent yet were cancelled" if cancelled else ""
+
+
+def _unsent(alert: OnCallAlert) -> list[int]:
+    query = Notification.select(Notification.id).where(
+        Notification.event == alert.event_id, Notification.status == PENDING
+    )
+    return [row.id for row in query.order_by(Notification.id)]
+
+
+def _alert(alert_id: int) -> OnCallAlert:
+    alert = OnCallAlert.get_or_none(OnCallAlert.id == alert_id)
+    if alert is None:
+        raise LookupError(f"no alert {alert_id} (pulse oncall alerts lists them)")
+    return alert
+
+
+def _already(alert: OnCallAlert) -> str:
+    if alert.status == ACKNOWLEDGED:
+        who = alert.acknowledged_by or "an operator"
+        return f"alert {alert.id} was acknowledged already, by {who} at {alert.acknowledged_at:%Y-%m-%d %H:%M:%S} UTC"
+    return f"alert {alert.id} is resolved already (at {alert.resolved_at:%Y-%m-%d %H:%M:%S} UTC)"
+
+
+def _step(
+    alert: OnCallAlert,
+    at: datetime,
+    kind: str,
+    note: str,
+    *,
+    level: int | None = None,
+    round_: int | None = None,
+    person: str | None = None,
+    channel: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "alert": alert.id,
+        "at": at,
+        "kind": kind,
+        "level": level,
+        "round": round_,
+        "person": person,
+        "channel": channel,
+        "note": note,
+    }
+
+
+def _write(steps: list[dict[str, Any]]) -> None:
+    if steps:
+        OnCallTimeline.insert_many(steps).execute()

@@ -60,9 +60,14 @@ def targets(
         if person is None:
             notes.append(f"{key} is no longer one of the organization's people")
             continue
-        channels = tuple(c for c in contact if getattr(person, CHANNELS[c].subscriber or c))
+        channels = tuple(c for c in contact if getattr(person, address_field(c)))
         if not channels:
             notes.append(f"{key} has no address for {', '.join(contact)}")
             continue
         pages.append(Page(person.id, person.key, person.name, channels))
     return pages, notes
+
+
+def address_field(channel: str) -> str:
+    """The person's field a contact channel sends to: ``phone`` for sms, ``email``, ``push``."""
+    return CHANNELS[channel].subscriber or channel

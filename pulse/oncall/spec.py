@@ -39,6 +39,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from pulse.models import EscalationPolicy, OnCallSchedule, Person, utcnow
 from pulse.notifications.spec import PushSubscription, check_email, check_phone
+from pulse.oncall.paging import address_field
 from pulse.oncall.rotation import (
     Schedule,
     format_every,
@@ -54,7 +55,6 @@ from pulse.uptime.spec import ComponentSpec
 
 Contact = Literal["sms", "email", "push"]
 CONTACTS: tuple[Contact, ...] = ("sms", "email", "push")
-_ADDRESS = {"sms": "phone", "email": "email", "push": "push"}  # the person's field each channel needs
 
 Wait = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=1), timedelta(hours=24)))
@@ -236,8 +236,8 @@ def references(
                     found.append(f"{where} names the schedule {target.schedule!r}, which is not in schedules")
         for key, through in _paged(policy, members):
             person = known.get(key)
-            if person is not None and not any(getattr(person, _ADDRESS[c]) for c in policy.contact):
-                needs = " or ".join(_ADDRESS[c] for c in policy.contact)
+            if person is not None and not any(getattr(person, address_field(c)) for c in policy.contact):
+                needs = " or ".join(address_field(c) for c in policy.contact)
                 found.append(
                     f"escalation_policies[{i}] pages {key!r}{through} by {', '.join(policy.contact)}, but {key!r} "
                     f"has no {needs}: give them one, or add a channel they have to contact"

@@ -17,14 +17,14 @@ from pulse.notifications import delivery
 from pulse.oncall import alerts
 from pulse.oncall.ackserver import serve
 from pulse.oncall.tokens import sign
-from tests.oncall.test_spec import FILE
+from tests.oncall.test_spec import STEADY
 
 SECRET = "s" * 40
 
 
 @pytest.fixture
 def alert(database):
-    configfile.apply(configfile.load(FILE))
+    configfile.apply(configfile.load(STEADY))
     api = Component.get(Component.key == "api")
     incident = Incident.create(organization=api.organization_id, component=api, title="API down", started_at=utcnow())
     alerts.open_alert(incident.id, utcnow())

@@ -15,12 +15,12 @@ from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUS
 from pulse.notifications import delivery
 from pulse.rabbitmq import PRIORITY_URGENT
 from schedules.oncall import ESCALATIONS
-from tests.oncall.test_spec import FILE
+from tests.oncall.test_spec import STEADY
 
 
 @pytest.fixture
 def incident(broker):
-    configfile.apply(configfile.load(FILE))
+    configfile.apply(configfile.load(STEADY))
     api = Component.get(Component.key == "api")
     return Incident.create(organization=api.organization_id, component=api, title="API down", started_at=utcnow())
 

@@ -4,9 +4,10 @@ import json
 
 import pytest
 
-from pulse.models import Component, Incident, OnCallAlert, OnCallSchedule, Person, utcnow
+from pulse import configfile
+from pulse.models import Component, Incident, OnCallAlert, OnCallSchedule, Organization, Person, utcnow
 from pulse.oncall import alerts
-from tests.oncall.test_spec import FILE
+from tests.oncall.test_spec import FILE, STEADY
 from tests.support.cli import pulse
 
 
@@ -99,7 +100,8 @@ def test_an_invalid_file_changes_nothing_that_was_applied(applied):
 
 
 def test_alerts_ack_and_resolve(applied):
-    api = Component.get(Component.key == "api")
+    configfile.apply(configfile.load(STEADY))  # acme's schedules, that page carol now, whatever the day
+    api = Component.get(Component.key == "api", Component.organization == Organization.get(slug="acme"))
     incident = Incident.create(organization=api.organization_id, component=api, title="API down", started_at=utcnow())
     alerts.open_alert(incident.id, utcnow())
     alert = OnCallAlert.get()

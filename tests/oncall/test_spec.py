@@ -53,6 +53,25 @@ organizations:
       - {key: web, name: Web, url: "http://127.0.0.1:9/"}
 """
 
+# The same organization with schedules that never change hands, for tests that page now: level 1
+# pages carol (by sms: she has a phone only), level 2 dave and bob (by email), whatever the day.
+STEADY = FILE.replace(
+    """          - rotation: weekly
+            handoff: monday 09:00
+            start: 2026-01-05
+            members: [alice, bob, carol]
+          - every: 12h
+            handoff: 17:30
+            start: 2026-01-05
+            members: [dave]
+            restrict: [sat-sun 00:00-24:00]
+        overrides:
+          - {person: bob, from: "2026-12-24T00:00:00-05:00", until: "2026-12-26T00:00:00-05:00"}
+""",
+    """          - {rotation: weekly, handoff: monday 09:00, start: 2026-01-05, members: [carol]}
+""",
+).replace("members: [dave, bob]", "members: [bob]")
+
 
 def refused(text: str) -> list[str]:
     with pytest.raises(ConfigError) as raised:

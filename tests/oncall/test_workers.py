@@ -10,7 +10,7 @@ from pulse import configfile
 from pulse.db import db
 from pulse.models import Component, Notification, OnCallAlert, OnCallTimeline, Person, utcnow
 from pulse.oncall import alerts
-from tests.oncall.test_spec import FILE
+from tests.oncall.test_spec import STEADY
 from tests.support.wait import wait_for
 
 
@@ -21,7 +21,7 @@ def sent() -> int:
 def test_an_outage_pages_escalates_and_stops_at_the_acknowledgement(
     database, rabbit, target, vendors, provider_env, workers, schedulers
 ):
-    text = FILE.replace(
+    text = STEADY.replace(
         'url: "http://127.0.0.1:9/", escalation_policy',
         f'url: "{target.url("/health")}", failure_threshold: 1, success_threshold: 1, escalation_policy',
     )

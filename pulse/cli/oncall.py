@@ -1,4 +1,6 @@
-"""`pulse oncall who [SCHEDULE]` and `pulse oncall shifts SCHEDULE`: who is on call, and when."""
+"""`pulse oncall`: who is on call and when (`who`, `shifts`), the alerts with their timelines
+(`alerts`), acknowledging and resolving them (`ack`, `resolve`), and the acknowledgement links'
+endpoint (`ack-server`)."""
 
 from __future__ import annotations
 

@@ -38,13 +38,13 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.benchmarks.measure import (
-    ROOT,
     cpu_seconds,
     environment,
     free_port,
     percentile,
     pids,
     reset,
+    start_pulse,
     stop_pulse,
     tree,
 )
@@ -159,16 +159,7 @@ def main() -> None:
     last = first + spacing * (args.alerts - 1)
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
         due = setup(conn, args.alerts, first, spacing)
-    quiet: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, "env": env}
-    workers = subprocess.Popen(
-        [sys.executable, "-m", "dramatiq", "pulse.actors", "-Q", "oncall", "--processes", str(args.processes),
-         "--threads", str(args.threads)],
-        start_new_session=True, **quiet,
-    )  # fmt: skip
-    scheduler = subprocess.Popen(
-        [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],
-        start_new_session=True, **quiet,
-    )  # fmt: skip
+    workers, scheduler = start_pulse(env, args.processes, args.threads, queues=("oncall",))
     try:
         time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds() - IDLE_S))
         idle = cpu(workers, scheduler)

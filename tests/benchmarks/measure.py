@@ -118,11 +118,25 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
-def start_pulse(env: dict[str, str], processes: int, threads: int) -> tuple[subprocess.Popen, subprocess.Popen]:
-    """`dramatiq pulse.actors` and `periodiq pulse.actors` with ``env``, quiet, each in a session of its own."""
+def start_pulse(
+    env: dict[str, str], processes: int, threads: int, queues: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """`dramatiq pulse.actors` (on ``queues`` only, when given) and `periodiq pulse.actors` with
+    ``env``, quiet, each in a session of its own."""
     quiet: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, "env": env}
+    only = ["-Q", *queues] if queues else []
     workers = subprocess.Popen(
-        [sys.executable, "-m", "dramatiq", "pulse.actors", "--processes", str(processes), "--threads", str(threads)],
+        [
+            sys.executable,
+            "-m",
+            "dramatiq",
+            "pulse.actors",
+            *only,
+            "--processes",
+            str(processes),
+            "--threads",
+            str(threads),
+        ],
         start_new_session=True,
         **quiet,
     )

@@ -8,4 +8,4 @@ from pulse.broker import setup_broker
 
 setup_broker()
 
-from actors import calculated, metrics, notifications, oncall, uptime  # noqa: E402,F401
+from actors import calculated, cleanup, metrics, notifications, oncall, uptime  # noqa: E402,F401

@@ -56,6 +56,7 @@ class Settings:
     ack_url: where a page's acknowledgement link points (the web application's endpoint, or
       ``pulse oncall ack-server``'s); pages carry a link only when it and ``ack_secret`` are set.
     ack_secret: the key that signs acknowledgement links, at least 32 characters.
+    dead_letter_retention: days a dead-letter record is kept (`pulse dlq`), then deleted by cleanup.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -84,6 +85,7 @@ class Settings:
     vapid_subject: str = ""
     ack_url: str = ""
     ack_secret: str = ""
+    dead_letter_retention: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -257,6 +259,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "vapid_subject": str,
     "ack_url": _url(("http", "https"), "https://status.example.com/ack"),
     "ack_secret": _secret(32),
+    "dead_letter_retention": _number(1, 3650, "the retention in days"),
 }
 
 

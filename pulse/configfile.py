@@ -1,7 +1,8 @@
 """`pulse apply -f FILE.yaml`: organizations with their components (`pulse.uptime.spec`),
 notification channels and subscribers (`pulse.notifications.spec`), integrations and metrics
-(`pulse.metrics.spec`), calculated metrics (`pulse.calculated.spec`), and people, on-call schedules
-and escalation policies (`pulse.oncall.spec`), declared in a file.
+(`pulse.metrics.spec`), calculated metrics (`pulse.calculated.spec`), people, on-call schedules
+and escalation policies (`pulse.oncall.spec`), and how long their history is kept
+(`pulse.cleanup.spec`), declared in a file.
 
 Validation is whole-file: every problem is reported with its path, field and reason, and nothing
 is written unless the file is valid. ``${NAME}`` in any text is replaced by the environment
@@ -24,6 +25,7 @@ import yaml
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pulse.calculated import spec as calculated_spec
+from pulse.cleanup.spec import RetentionSpec
 from pulse.db import db
 from pulse.errors import ConfigError
 from pulse.metrics import spec as metrics_spec
@@ -59,6 +61,7 @@ class OrganizationSpec(Strict):
     people: list[oncall.PersonSpec] = Field(default_factory=list, max_length=10_000)
     schedules: list[oncall.ScheduleSpec] = Field(default_factory=list, max_length=1000)
     escalation_policies: list[oncall.EscalationPolicySpec] = Field(default_factory=list, max_length=1000)
+    retention: RetentionSpec = Field(default_factory=RetentionSpec)
 
     @field_validator("components")
     @classmethod
@@ -344,9 +347,13 @@ def _nothing(steps: int) -> None:
 
 
 def _upsert_organization(spec: OrganizationSpec) -> Organization:
+    retention = spec.retention.stored()
     (
-        Organization.insert(slug=spec.slug, name=spec.name)
-        .on_conflict(conflict_target=[Organization.slug], update={Organization.name: spec.name})
+        Organization.insert(slug=spec.slug, name=spec.name, retention=retention)
+        .on_conflict(
+            conflict_target=[Organization.slug],
+            update={Organization.name: spec.name, Organization.retention: retention},
+        )
         .execute()
     )
     return Organization.get(Organization.slug == spec.slug)

@@ -18,7 +18,7 @@ from pulse.net.exchange import check_header
 
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 MAX_DURATION = timedelta(days=3650)  # far beyond any setting, far below what timedelta can hold
-_DURATION = re.compile(r"(\d+)(ms|s|m|h)")
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d)")
 
 Slug = Annotated[str, Field(pattern=SLUG)]
 
@@ -88,7 +88,7 @@ def span(start: datetime, end: datetime, names: tuple[str, str] = ("start", "end
 
 
 def parse_duration(value: Any) -> timedelta:
-    """``30s``, ``5m``, ``1h30m``, ``500ms``, or a number of seconds (at most `MAX_DURATION`)."""
+    """``30s``, ``5m``, ``1h30m``, ``500ms``, ``90d``, or a number of seconds (at most `MAX_DURATION`)."""
     if isinstance(value, bool):
         raise ValueError("expected a duration such as 30s, 5m or 1h")
     if isinstance(value, int | float):
@@ -98,7 +98,7 @@ def parse_duration(value: Any) -> timedelta:
         if not text or len(text) > 100 or _DURATION.sub("", text):
             shown = text if len(text) <= 100 else text[:20] + "..."
             raise ValueError(f"{shown!r} is not a duration (use e.g. 30s, 5m, 1h30m)")
-        units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+        units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
         seconds = sum(int(n) * units[unit] for n, unit in _DURATION.findall(text))
     try:
         seconds = float(seconds)

@@ -8,4 +8,4 @@ from pulse.broker import setup_broker
 
 setup_broker()
 
-from schedules import calculated, heartbeat, metrics, oncall, outbox, uptime  # noqa: E402,F401
+from schedules import calculated, cleanup, heartbeat, metrics, oncall, outbox, uptime  # noqa: E402,F401

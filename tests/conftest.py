@@ -33,6 +33,12 @@ POOL = 10  # connections the test process may hold at once (tests run a few thre
 
 TABLES = (
     "test_attempt",
+    "cleanup_run",
+    "rollup_state",
+    "component_rollup",
+    "metric_rollup",
+    "extracted_rollup",
+    "calculated_rollup",
     "oncall_timeline",
     "oncall_alert",
     "escalation_policy",

@@ -255,15 +255,24 @@ succeeding = dramatiq.Message(queue_name="uptime", actor_name="check", args=(), 
 middleware.before_process_message(None, succeeding)
 middleware.after_process_message(None, succeeding)
 
+metrics.rows_deleted("uptime_check", 28800)
+
 rabbitmq.ready_counts = lambda settings, names, **options: {name: 3 for name in names}
+import psycopg
+with psycopg.connect(settings.database_url, autocommit=True) as conn:  # a cleanup done, rollups under way
+    conn.execute("INSERT INTO cleanup_run (finished_at, succeeded) VALUES (now(), true)")
+    conn.execute("INSERT INTO rollup_state (kind, watermark) VALUES ('export', now()) ON CONFLICT DO NOTHING")
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 registry = CollectorRegistry()
 MultiProcessCollector(registry, path=metrics.run_directory(settings.metrics_dir))
 registry.register(metrics.QueueDepth(settings))
-registry.register(metrics.Escalations(settings))
+registry.register(metrics.FromDatabase(settings))
 sys.stdout.write(generate_latest(registry).decode())
+with psycopg.connect(settings.database_url, autocommit=True) as conn:
+    conn.execute("DELETE FROM cleanup_run")
+    conn.execute("DELETE FROM rollup_state WHERE kind = 'export'")
 """
 
 
@@ -303,6 +312,9 @@ def test_the_workers_export_the_documented_metrics(labels_of):
     }
     assert labels_of["dramatiq_messages_total"] - TARGET_LABELS == {"queue_name", "actor_name"}
     assert labels_of["oncall_escalations_overdue"] - TARGET_LABELS == set()
+    assert labels_of["cleanup_rows_deleted_total"] - TARGET_LABELS == {"table"}
+    assert labels_of["cleanup_last_success_timestamp_seconds"] - TARGET_LABELS == set()
+    assert labels_of["rollup_lag_seconds"] - TARGET_LABELS == {"kind"}
 
 
 # --- PromQL of the alerts and the dashboard ---------------------------------------------------

@@ -111,6 +111,10 @@ class Metrics(Prometheus):
         self.dead = prom.Counter(
             "worker_task_dlq", "Messages dead-lettered after their last attempt.", ["task_name"], registry=registry
         )
+        global _deleted
+        _deleted = prom.Counter(
+            "cleanup_rows_deleted", "Rows the cleanup deleted, by table.", ["table"], registry=registry
+        )
         self.booted = True
 
     def _series(self, message: Any) -> _Series:
@@ -182,6 +186,15 @@ class Metrics(Prometheus):
             super().after_worker_shutdown(broker, worker)
 
 
+_deleted: Any = None  # cleanup_rows_deleted_total, once a worker process has booted
+
+
+def rows_deleted(table: str, rows: int) -> None:
+    """Count rows the cleanup deleted from ``table`` (in a worker process; elsewhere, nothing)."""
+    if _deleted is not None:
+        _deleted.labels(table).inc(rows)
+
+
 class QueueDepth:
     """A collector reading, at each scrape, the messages waiting in each queue and its `.XQ`."""
 
@@ -214,10 +227,21 @@ class QueueDepth:
         yield dead
 
 
-class Escalations:
-    """A collector counting, at each scrape, the on-call escalations overdue by more than a minute
-    (`pulse.oncall.due`): ``oncall_escalations_overdue``, read from PostgreSQL, the same on every
-    worker (aggregate it with max). Nothing is reported when PostgreSQL does not answer."""
+class FromDatabase:
+    """A collector of gauges read from PostgreSQL at each scrape, the same on every worker
+    (aggregate them with max); nothing is reported when PostgreSQL does not answer:
+
+    - ``oncall_escalations_overdue``: on-call escalations overdue by more than a minute (`pulse.oncall.due`);
+    - ``cleanup_last_success_timestamp_seconds``: when the last cleanup succeeded (none before the first);
+    - ``rollup_lag_seconds{kind}``: how far each kind's rollups are behind now (`pulse.cleanup.rollups`).
+    """
+
+    QUERY = """
+        SELECT ({overdue}),
+               (SELECT extract(epoch FROM max(finished_at)) FROM cleanup_run WHERE succeeded),
+               (SELECT json_object_agg(kind, extract(epoch FROM now() - watermark)) FROM rollup_state
+                WHERE watermark IS NOT NULL)
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -231,15 +255,26 @@ class Escalations:
 
         try:
             with psycopg.connect(self.settings.database_url, connect_timeout=CONNECT_TIMEOUT, autocommit=True) as conn:
-                row = conn.execute(OVERDUE_COUNT).fetchone()
+                row = conn.execute(self.QUERY.format(overdue=OVERDUE_COUNT)).fetchone()
         except psycopg.Error as e:  # an unmigrated database, or PostgreSQL down: its own alerts say so
-            logger.warning("Could not count overdue escalations: %s", type(e).__name__)
+            logger.warning("Could not read the gauges kept in PostgreSQL: %s", type(e).__name__)
             return
+        overdue_count, last_success, lags = row or (0, None, None)
         overdue = GaugeMetricFamily(
             "oncall_escalations_overdue", "On-call escalations still not done a minute after their time."
         )
-        overdue.add_metric([], row[0] if row else 0)
+        overdue.add_metric([], overdue_count or 0)
         yield overdue
+        if last_success is not None:
+            success = GaugeMetricFamily(
+                "cleanup_last_success_timestamp_seconds", "When the last cleanup succeeded (Unix time)."
+            )
+            success.add_metric([], float(last_success))
+            yield success
+        lag = GaugeMetricFamily("rollup_lag_seconds", "How far behind now each kind's rollups are.", labels=["kind"])
+        for kind, seconds in sorted((lags or {}).items()):
+            lag.add_metric([kind], float(seconds))
+        yield lag
 
 
 def serve() -> int:
@@ -253,7 +288,7 @@ def serve() -> int:
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=directory)
     registry.register(QueueDepth(settings))
-    registry.register(Escalations(settings))
+    registry.register(FromDatabase(settings))
 
     class Handler(MetricsHandler.factory(registry)):  # type: ignore[misc]
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - one line per scrape is noise

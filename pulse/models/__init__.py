@@ -3,6 +3,7 @@
 from pulse.models.alert import OnCallAlert, OnCallTimeline
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
+from pulse.models.cleanup import CleanupRun
 from pulse.models.component import Component, MaintenanceWindow
 from pulse.models.event import Event
 from pulse.models.extracted import ExtractedValue, ExtractedValueDataPoint
@@ -13,6 +14,7 @@ from pulse.models.metrics import Integration, MetricDataPoint, MetricsQuery
 from pulse.models.notification import Notification, NotificationChannel, Subscriber
 from pulse.models.oncall import EscalationPolicy, OnCallSchedule, Person
 from pulse.models.organization import Organization
+from pulse.models.rollup import CalculatedRollup, ComponentRollup, ExtractedRollup, MetricRollup, RollupState
 from pulse.models.uptime import UptimeCheck
 
 __all__ = [
@@ -20,9 +22,13 @@ __all__ = [
     "CalculatedMetric",
     "CalculatedMetricDataPoint",
     "CalculatedMetricVariable",
+    "CalculatedRollup",
+    "CleanupRun",
     "Component",
+    "ComponentRollup",
     "EscalationPolicy",
     "Event",
+    "ExtractedRollup",
     "ExtractedValue",
     "ExtractedValueDataPoint",
     "FailedMessage",
@@ -32,6 +38,7 @@ __all__ = [
     "Integration",
     "MaintenanceWindow",
     "MetricDataPoint",
+    "MetricRollup",
     "MetricsQuery",
     "Notification",
     "NotificationChannel",
@@ -40,6 +47,7 @@ __all__ = [
     "OnCallTimeline",
     "Organization",
     "Person",
+    "RollupState",
     "Subscriber",
     "UptimeCheck",
     "utcnow",

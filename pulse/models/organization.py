@@ -1,6 +1,6 @@
 from typing import Any
 
-from peewee import BigAutoField, CharField
+from peewee import BigAutoField, CharField, JSONField
 
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 
@@ -11,6 +11,7 @@ class Organization(BaseModel):
     id = BigAutoField()
     slug = CharField(max_length=64, unique=True)
     name = CharField(max_length=200)
+    retention = JSONField(default=dict)  # rule -> seconds, what the file sets (`pulse.cleanup.spec`)
     created_at = DateTimeTZField(default=utcnow)
 
 

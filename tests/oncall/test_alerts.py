@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pulse import configfile
-from pulse.middleware.metrics import Escalations
+from pulse.middleware.metrics import FromDatabase
 from pulse.models import Component, Event, Incident, Notification, OnCallAlert, OnCallTimeline, Person, utcnow
 from pulse.models.event import ONCALL_EXHAUSTED
 from pulse.notifications import delivery
@@ -234,8 +234,8 @@ def test_an_escalation_overdue_by_a_minute_is_counted_and_claimed_again(incident
     assert due.redrive(T + timedelta(minutes=6, seconds=1)) == [OnCallAlert.get().id]
     for late, overdue in [(30, 0), (90, 1)]:  # seconds past its time; counted after a minute
         OnCallAlert.update(next_escalation_at=utcnow() - timedelta(seconds=late)).execute()
-        [gauge] = Escalations(settings).collect()
-        assert (gauge.name, gauge.samples[0].value) == ("oncall_escalations_overdue", overdue)
+        gauges = {gauge.name: gauge for gauge in FromDatabase(settings).collect()}
+        assert gauges["oncall_escalations_overdue"].samples[0].value == overdue
     OnCallAlert.update(next_escalation_at=T + timedelta(minutes=5)).execute()
     escalate_when_due(T + timedelta(minutes=6, seconds=1))
     assert len(pages()) == 3

@@ -1,0 +1,45 @@
+"""The cleanup queue's work: the daily cleanup, and the rollups every few minutes."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import dramatiq
+
+from pulse.cleanup import partitions, rollups
+from pulse.cleanup import run as cleanup_run
+from pulse.config import get_settings
+from pulse.middleware.metrics import rows_deleted
+from pulse.models import utcnow
+
+logger = logging.getLogger(__name__)
+
+ROLLUP_BUDGET_S = 200.0  # seconds a rollup pass works, shared by the kinds
+
+
+@dramatiq.actor(queue_name="cleanup", time_limit=900_000, max_retries=3)
+def cleanup(run_id: int | None = None) -> None:
+    """Clean up (`pulse.cleanup.run`) for up to 10 minutes; a run not finished by then goes on in
+    a new message, under the same ``run_id``."""
+    outcome = cleanup_run.run(
+        dead_letters=timedelta(days=get_settings().dead_letter_retention), run_id=run_id, deleted=rows_deleted
+    )
+    if not outcome.finished:
+        cleanup.send(outcome.run_id)
+
+
+@dramatiq.actor(queue_name="cleanup", time_limit=300_000, max_retries=0)
+def rollup() -> None:
+    """Bring every kind's rollups up to date (a backfill goes on in the next pass), and make the
+    coming days' partitions."""
+    now = utcnow()
+    for table in partitions.TABLES:
+        partitions.ensure(table, now)
+    for kind in rollups.KINDS:
+        progress = rollups.catch_up(kind, budget_s=ROLLUP_BUDGET_S / len(rollups.KINDS))
+        if progress.steps and not progress.caught_up:
+            logger.info(
+                "Rollups of %s: %d step(s), up to %s; the next pass goes on.",
+                kind.name, progress.steps, progress.watermark,
+            )  # fmt: skip

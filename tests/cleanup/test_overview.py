@@ -1,0 +1,92 @@
+"""`pulse status`'s uptime from rollups is the uptime the raw checks give, at any point of the
+rollups' progress: before any, during a backfill, after late checks, across midnight."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+
+from pulse.cleanup import rollups
+from pulse.db import db
+from pulse.models import Component
+from pulse.uptime.overview import overview
+from tests.cleanup.conftest import DAY, HOUR, NOW, add_checks
+
+OUTCOMES = ["OPERATIONAL"] * 6 + ["DEGRADED_PERFORMANCE", "MAJOR_OUTAGE", "MAJOR_OUTAGE"]
+
+# The same windows, from the raw checks alone.
+RAW = """
+WITH b AS (SELECT date_trunc('hour', %(now)s::timestamptz, 'UTC') - interval '23 hours' AS s24,
+                  date_trunc('day', %(now)s::timestamptz, 'UTC') - interval '6 days' AS s7,
+                  date_trunc('day', %(now)s::timestamptz, 'UTC') - interval '29 days' AS s30)
+SELECT c.key,
+       (floor(10000.0 * count(*) FILTER (WHERE up AND scheduled_at >= s24)
+              / nullif(count(*) FILTER (WHERE scheduled_at >= s24), 0)) / 100)::float8,
+       (floor(10000.0 * count(*) FILTER (WHERE up AND scheduled_at >= s7)
+              / nullif(count(*) FILTER (WHERE scheduled_at >= s7), 0)) / 100)::float8,
+       (floor(10000.0 * count(*) FILTER (WHERE up AND scheduled_at >= s30)
+              / nullif(count(*) FILTER (WHERE scheduled_at >= s30), 0)) / 100)::float8
+FROM component c
+LEFT JOIN (SELECT u.*, u.outcome IN ('OPERATIONAL', 'DEGRADED_PERFORMANCE') AS up FROM uptime_check u, b
+           WHERE u.scheduled_at >= b.s30) u ON u.component_id = c.id, b
+GROUP BY c.key ORDER BY c.key
+"""
+
+
+def raw(now):
+    return [tuple(r) for r in db.execute_sql(RAW, {"now": now}).fetchall()]
+
+
+def shown(now):
+    return [(r["key"], r["uptime_24h"], r["uptime_7d"], r["uptime_30d"]) for r in overview(now=now)]
+
+
+@pytest.fixture
+def history(component):
+    """Three components checked every 13, 29 and 60 minutes over 40 days up to 2 hours after
+    NOW, 3 % of the checks recorded up to two days late, and a component never checked."""
+    rng = random.Random(17)
+    for key, every in (("api", 13), ("db", 29), ("www", 60)):
+        made, slot, found = component(key), NOW - 40 * DAY, []
+        while slot < NOW + 2 * HOUR:
+            late = timedelta(seconds=rng.uniform(0.5, 30))
+            if rng.random() < 0.03:
+                late = timedelta(hours=rng.uniform(1, 48))
+            found.append((slot, slot + late, rng.choice(OUTCOMES), rng.randint(5, 900)))
+            slot += timedelta(minutes=every)
+        add_checks(made.id, found)
+    component("new")
+
+
+def test_before_any_rollup_the_checks_are_read_raw(history):
+    assert shown(NOW) == raw(NOW)
+
+
+@pytest.mark.parametrize("offset", [timedelta(0), -11 * HOUR, -13 * HOUR - 37 * timedelta(minutes=1), 2 * HOUR])
+def test_uptime_from_rollups_is_the_uptime_of_the_raw_checks(history, offset):
+    now = NOW + offset  # 13:37, 02:37 (the day before's hours still raw), 00:00 (just after midnight), 15:37
+    rollups.catch_up(rollups.UPTIME, now=now)
+    assert shown(now) == raw(now)
+    later = now + 6 * HOUR  # checks recorded since the last pass are read raw
+    assert shown(later) == raw(later)
+
+
+def test_at_every_step_of_a_backfill(history, monkeypatch):
+    monkeypatch.setattr(rollups, "STEP", 20 * HOUR)
+    steps = 0
+    while not rollups.step(rollups.UPTIME, NOW, rollups.Progress()):
+        assert shown(NOW) == raw(NOW)
+        steps += 1
+    assert steps > 40
+
+
+def test_a_late_check_counts_as_soon_as_it_is_recorded(history):
+    rollups.catch_up(rollups.UPTIME, now=NOW)
+    api = Component.get(Component.key == "api")
+    add_checks(api.id, [(NOW - 3 * DAY + timedelta(seconds=1), NOW + timedelta(minutes=1), "MAJOR_OUTAGE", 5)])
+    later = NOW + timedelta(minutes=2)
+    assert shown(later) == raw(later)  # read raw until the next pass
+    rollups.catch_up(rollups.UPTIME, now=later + rollups.SETTLE)
+    assert shown(later) == raw(later)  # and from its rollups after it

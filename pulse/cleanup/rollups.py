@@ -38,6 +38,7 @@ MAX_STEP = timedelta(days=30)  # a step over a stretch with nothing recorded gro
 MAX_ROWS = 2_000_000  # rows recorded in a step longer than STEP, at most
 SETTLE = timedelta(seconds=60)
 LOOKBACK = timedelta(minutes=10)
+WORK_MEM = "128MB"  # for the sorts of a step: 1.2 M checks an hour at 20,000 components
 P95_BATCH = 200  # component-days per statement: each reads a day of one component's checks
 
 
@@ -54,6 +55,7 @@ class Kind:
       table: the rollup table.
       hour: the rollup columns (after owner, period and start) and their aggregates over raw rows ``u``.
       day: the same columns and their aggregates over hourly rollup rows ``r``.
+      flag: SQL, per touched hour (``owner``, ``start``): ``t.flagged`` for the hour's aggregates.
     """
 
     name: str
@@ -65,6 +67,7 @@ class Kind:
     table: str
     hour: dict[str, str]
     day: dict[str, str]
+    flag: str = "false"
 
 
 _SERIES_HOUR = {
@@ -100,9 +103,11 @@ UPTIME = Kind(
         "operational": "count(*) FILTER (WHERE u.outcome = 'OPERATIONAL')",
         "degraded": "count(*) FILTER (WHERE u.outcome = 'DEGRADED_PERFORMANCE')",
         "outage": f"count(*) FILTER (WHERE u.outcome NOT IN {_UP})",
-        "maintenance": """count(*) FILTER (WHERE EXISTS (
+        # A window is looked for check by check only in the hours one overlaps (`Kind.flag`).
+        "maintenance": """count(*) FILTER (WHERE CASE WHEN t.flagged THEN EXISTS (
             SELECT 1 FROM maintenance_window m
-            WHERE m.component_id = u.component_id AND m.starts_at <= u.scheduled_at AND m.ends_at > u.scheduled_at))""",
+            WHERE m.component_id = u.component_id AND m.starts_at <= u.scheduled_at AND m.ends_at > u.scheduled_at)
+            END)""",
         "responses": "count(u.response_time_ms)",
         "response_ms_sum": "coalesce(sum(u.response_time_ms), 0)",
         "p95_ms": "percentile_disc(0.95) WITHIN GROUP (ORDER BY u.response_time_ms)",
@@ -115,6 +120,8 @@ UPTIME = Kind(
         "max_ms": "max(r.max_ms)",
         "p95_pending": "true",  # p95_ms: from the day's raw checks, by `daily_p95`
     },
+    flag="""EXISTS (SELECT 1 FROM maintenance_window m
+            WHERE m.component_id = owner AND m.starts_at < start + interval '1 hour' AND m.ends_at > start)""",
 )
 
 
@@ -158,17 +165,27 @@ def _touched(kind: Kind) -> str:
     their organization's raw retention: cleanup may have deleted some of their rows already."""
     return f"""
 CREATE TEMPORARY TABLE touched ON COMMIT DROP AS
-SELECT DISTINCT u.{kind.owner} AS owner, date_trunc('hour', u.scheduled_at, 'UTC') AS start
-FROM {kind.raw} u
-JOIN {kind.owners} o ON o.id = u.{kind.owner}
-JOIN organization g ON g.id = o.organization_id
-WHERE u.{kind.recorded} > %(since)s AND u.{kind.recorded} <= %(until)s
-  AND u.scheduled_at >= %(now)s + interval '1 day' - {seconds_sql(kind.rule)} * interval '1 second'
+SELECT owner, start, {kind.flag} AS flagged FROM (
+    SELECT DISTINCT u.{kind.owner} AS owner, date_trunc('hour', u.scheduled_at, 'UTC') AS start
+    FROM {kind.raw} u
+    JOIN {kind.owners} o ON o.id = u.{kind.owner}
+    JOIN organization g ON g.id = o.organization_id
+    WHERE u.{kind.recorded} > %(since)s AND u.{kind.recorded} <= %(until)s
+      AND u.scheduled_at >= %(now)s + interval '1 day' - {seconds_sql(kind.rule)} * interval '1 second'
+) hours
 """
 
 
-def _hours(kind: Kind) -> str:
-    """Each touched hour, computed from its raw rows recorded by ``until``."""
+def _hours(kind: Kind, *, late: bool) -> str:
+    """Each touched hour, computed from its raw rows recorded by ``until``: those from ``low`` on
+    (the hours of rows recorded on time) from one range of the table, the others (``late``) hour
+    by hour through the (owner, slot) index. Without the range, PostgreSQL joined every row of
+    every partition with the touched hours."""
+    band = (
+        "t.start < %(low)s"
+        if late
+        else "t.start >= %(low)s AND u.scheduled_at >= %(low)s AND u.scheduled_at < %(high)s"
+    )
     return _upsert(
         kind,
         kind.hour,
@@ -176,7 +193,7 @@ def _hours(kind: Kind) -> str:
         f"""FROM touched t
 JOIN {kind.raw} u ON u.{kind.owner} = t.owner
  AND u.scheduled_at >= t.start AND u.scheduled_at < t.start + interval '1 hour'
-WHERE u.{kind.recorded} <= %(until)s
+WHERE u.{kind.recorded} <= %(until)s AND {band}
 GROUP BY t.owner, t.start""",
     )
 
@@ -193,7 +210,7 @@ def _days(kind: Kind) -> str:
     WHERE start < date_trunc('day', %(until)s, 'UTC')
     UNION
     SELECT DISTINCT {kind.owner}, date_trunc('day', start, 'UTC') FROM {kind.table}
-    WHERE period = 'hour' AND start >= coalesce(date_trunc('day', %(since)s, 'UTC'), '-infinity')
+    WHERE period = 'hour' AND start >= date_trunc('day', %(since)s, 'UTC')
       AND start < date_trunc('day', %(until)s, 'UTC')
 ) d
 JOIN {kind.table} r ON r.{kind.owner} = d.owner AND r.period = 'hour'
@@ -217,9 +234,10 @@ def catch_up(kind: Kind, *, now: datetime | None = None, budget_s: float = 240.0
     ``budget_s`` seconds; then compute the p95 of the days that closed (uptime). A pass that
     finds another one stepping leaves the work to it."""
     deadline = time.monotonic() + budget_s
+    now = now or utcnow()
     progress = Progress()
     while time.monotonic() < deadline:
-        done = step(kind, now or utcnow(), progress)
+        done = step(kind, now, progress)
         if done is None:  # another pass holds the state
             return progress
         if done:
@@ -253,10 +271,17 @@ def step(kind: Kind, now: datetime, progress: Progress) -> bool | None:
         until = min(since + size, now - SETTLE)
         if until <= since:
             return True
+        db.execute_sql("SET LOCAL jit = off")  # compiling these statements costs more than it saves
+        db.execute_sql(f"SET LOCAL work_mem = '{WORK_MEM}'")  # an hour of checks sorted in memory, not on disk
         values = {"since": since - LOOKBACK, "until": until, "now": now}
         db.execute_sql(_touched(kind), values)
         db.execute_sql("ANALYZE touched")  # how many hours: the plan that computes them depends on it
-        hours = db.execute_sql(_hours(kind), values).rowcount
+        # Rows recorded on time belong to the hours from a little before the window to its end.
+        low = (since - LOOKBACK - timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+        (latest,) = db.execute_sql("SELECT max(start) FROM touched").fetchone()
+        values.update(low=low, high=max(latest or low, low) + timedelta(hours=1))
+        hours = db.execute_sql(_hours(kind, late=False), values).rowcount
+        hours += db.execute_sql(_hours(kind, late=True), values).rowcount
         progress.hours += hours
         progress.days += db.execute_sql(_days(kind), {**values, "since": since}).rowcount
         progress.size = min(size * 2, MAX_STEP) if hours == 0 else size

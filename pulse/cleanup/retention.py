@@ -23,7 +23,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pulse.cleanup import partitions, rollups
@@ -46,6 +46,7 @@ class Table:
       rule: the retention rule: one of each organization's (`pulse.cleanup.spec`), or, with
         ``kept``, one for the whole table.
       organization: the joins from row ``t`` to its organization ``g``.
+      scope: the rows of the table the index on ``column`` covers, if not all.
       extra: what else a row must be to go (a notification that is over...).
       kind: the rollups of a partitioned history table.
     """
@@ -57,6 +58,7 @@ class Table:
     organization: str = ""
     extra: str = ""
     kind: rollups.Kind | None = None
+    scope: str = ""
     kept: timedelta | None = None
 
 
@@ -74,11 +76,12 @@ def tables(dead_letters: timedelta) -> list[Table]:
         *(Table(k.raw, "scheduled_at", f"{k.owner}, scheduled_at", k.rule, _owned(k), kind=k) for k in rollups.KINDS),
         Table("notification", "created_at", "id", "notifications", _ORGANIZATION,
               "t.status IN ('sent', 'failed', 'cancelled')"),
-        Table("oncall_alert", "resolved_at", "id", "oncall_alerts", _ORGANIZATION, "t.status = 'resolved'"),
+        Table("oncall_alert", "resolved_at", "id", "oncall_alerts", _ORGANIZATION, scope="t.status = 'resolved'"),
         Table("event", "created_at", "id", "events", _ORGANIZATION,
               "t.sent_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM notification n WHERE n.event_id = t.id)"
               " AND NOT EXISTS (SELECT 1 FROM oncall_alert a WHERE a.event_id = t.id)"),
-        *(Table(k.table, "start", f"{k.owner}, period, start", "rollups", _owned(k)) for k in rollups.KINDS),
+        *(Table(k.table, "start", f"{k.owner}, period, start", "rollups", _owned(k), scope=f"t.period = '{period}'")
+          for k in rollups.KINDS for period in ("hour", "day")),
         Table("failed_message", "failed_at", "id", "dead_letters", kept=dead_letters),
         Table("runaway_message", "last_killed_at", "message_id", "dead_letters", kept=dead_letters),
         Table("cleanup_run", "started_at", "id", "cleanup_runs", extra="t.finished_at IS NOT NULL", kept=RUNS_KEPT),
@@ -133,10 +136,11 @@ def clean(
     deadline = Deadline(budget_s)
     report = Report([])
     for table in tables(dead_letters):
-        found = Found(table.name, table.rule)
-        report.tables.append(found)
+        found = next((f for f in report.tables if f.table == table.name), None)  # a rollup table's other period
+        if found is None:
+            found = Found(table.name, table.rule)
+            report.tables.append(found)
         if deadline.passed:
-            report.finished = False
             continue
 
         def count(rows: int, found: Found = found) -> None:
@@ -149,7 +153,7 @@ def clean(
             _history_table(table, now, found, count, dry_run, deadline)
         else:
             _plain_table(table, now, count, dry_run, deadline)
-        found.seconds = time.monotonic() - started
+        found.seconds += time.monotonic() - started
     report.finished = not deadline.passed
     return report
 
@@ -171,11 +175,11 @@ def _history_table(table: Table, now: datetime, found: Found, count: Count, dry_
             if watermark is None or partition.upper > watermark or _recorded_after(partition, kind, watermark):
                 found.held = f"{partition.name}: waiting for the rollups to take its rows in"
                 continue
-            rows = _rows(partition.name)
+            rows = partitions.rows(partition)
             found.partitions.append(partition.name)
             found.bytes += _size(partition.name)
             if not dry_run:
-                partitions.drop(partition)
+                partitions.drop(table.name, partition)
                 logger.info("Dropped %s (%d rows).", partition.name, rows)
             count(rows)
         elif watermark is not None and (not partition.day or partition.upper <= now - shortest):  # type: ignore[operator]
@@ -249,36 +253,44 @@ def _size(name: str) -> int:
     return int(db.execute_sql("SELECT pg_total_relation_size(%s::regclass)", (name,)).fetchone()[0])
 
 
-def _rows(name: str) -> int:
-    return int(db.execute_sql(f"SELECT count(*) FROM {name}").fetchone()[0])
-
-
 # --- the other tables ----------------------------------------------------------------------
 
 
 def _plain_table(table: Table, now: datetime, count: Count, dry_run: bool, deadline: Deadline) -> None:
-    """Delete the table's rows past retention, `BATCH` at a time, oldest first."""
+    """Delete the table's rows past retention, oldest first: each statement takes the next
+    `BATCH` rows older than the shortest retention through the index on their age (from where the
+    one before stopped, so no statement reads again what another read), and deletes those past
+    their organization's retention."""
     if table.kept is None:
-        shortest = _retentions(table)[1]
-        expired = (
-            f"t.{table.column} < %(newest)s"
-            f" AND t.{table.column} < %(now)s - {seconds_sql(table.rule)} * interval '1 second'"
-        )
-        values: dict[str, Any] = {"now": now, "newest": now - shortest}
+        newest = now - _retentions(table)[1]
+        expired = f"t.{table.column} < %(now)s - {seconds_sql(table.rule)} * interval '1 second'"
     else:
-        expired, values = f"t.{table.column} < %(cutoff)s", {"cutoff": now - table.kept}
-    where = f"{expired} AND {table.extra}" if table.extra else expired
-    key = ", ".join(f"t.{column.strip()}" for column in table.key.split(","))
-    rows = f"SELECT {key} FROM {table.name} t {table.organization} WHERE {where}"
+        newest, expired = now - table.kept, "true"
+    doomed = " AND ".join(filter(None, [expired, table.extra]))
+    older = f"t.{table.column} < %(newest)s" + (f" AND {table.scope}" if table.scope else "")
+    values: dict[str, Any] = {"now": now, "newest": newest, "after": datetime.min.replace(tzinfo=UTC)}
     if dry_run:
-        count(db.execute_sql(f"SELECT count(*) FROM ({rows}) expired", values).fetchone()[0])
+        query = f"SELECT count(*) FROM {table.name} t {table.organization} WHERE {older} AND {doomed}"
+        count(db.execute_sql(query, values).fetchone()[0])
         return
-    statement = f"DELETE FROM {table.name} WHERE ({table.key}) IN ({rows} ORDER BY t.{table.column} LIMIT {BATCH})"
+    key = ", ".join(f"t.{column.strip()}" for column in table.key.split(","))
+    statement = f"""
+WITH candidates AS (
+    SELECT * FROM {table.name} t WHERE {older} AND t.{table.column} >= %(after)s ORDER BY t.{table.column} LIMIT {BATCH}
+), gone AS (
+    DELETE FROM {table.name} WHERE ({table.key}) IN (
+        SELECT {key} FROM candidates t {table.organization} WHERE {doomed}
+    ) RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM candidates), (SELECT max({table.column}) FROM candidates)
+"""
     while not deadline.passed:
-        deleted = db.execute_sql(statement, values).rowcount
+        deleted, seen, last = db.execute_sql(statement, values).fetchone()
         count(deleted)
-        if deleted < BATCH:
+        if seen < BATCH:
             return
+        # Go on from the last one seen (again, for rows of the same time; past it, if it is all there was).
+        values["after"] = last if last > values["after"] else last + timedelta(microseconds=1)
 
 
 @contextlib.contextmanager

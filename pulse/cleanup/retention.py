@@ -23,7 +23,7 @@ import logging
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pulse.cleanup import partitions, rollups
@@ -258,9 +258,9 @@ def _size(name: str) -> int:
 
 def _plain_table(table: Table, now: datetime, count: Count, dry_run: bool, deadline: Deadline) -> None:
     """Delete the table's rows past retention, oldest first: each statement takes the next
-    `BATCH` rows older than the shortest retention through the index on their age (from where the
-    one before stopped, so no statement reads again what another read), and deletes those past
-    their organization's retention."""
+    `BATCH` rows older than the shortest retention through the index on their age, after the last
+    one the statement before took (so none reads again what another read, however many rows are
+    kept), and deletes those past their organization's retention."""
     if table.kept is None:
         newest = now - _retentions(table)[1]
         expired = f"t.{table.column} < %(now)s - {seconds_sql(table.rule)} * interval '1 second'"
@@ -268,29 +268,40 @@ def _plain_table(table: Table, now: datetime, count: Count, dry_run: bool, deadl
         newest, expired = now - table.kept, "true"
     doomed = " AND ".join(filter(None, [expired, table.extra]))
     older = f"t.{table.column} < %(newest)s" + (f" AND {table.scope}" if table.scope else "")
-    values: dict[str, Any] = {"now": now, "newest": newest, "after": datetime.min.replace(tzinfo=UTC)}
+    values: dict[str, Any] = {"now": now, "newest": newest}
     if dry_run:
         query = f"SELECT count(*) FROM {table.name} t {table.organization} WHERE {older} AND {doomed}"
         count(db.execute_sql(query, values).fetchone()[0])
         return
-    key = ", ".join(f"t.{column.strip()}" for column in table.key.split(","))
-    statement = f"""
+    # Each batch goes on after the last row the one before saw, in the order of (age, key): rows
+    # of the same age (a broadcast's notifications share their transaction's time) are all seen.
+    keys = [column.strip() for column in table.key.split(",")]
+    order = ", ".join(f"t.{column}" for column in dict.fromkeys([table.column, *keys]))
+    position = ", ".join(f"%(p{i})s" for i in range(order.count(",") + 1))
+
+    def batch(after: bool) -> str:
+        since = f" AND t.{table.column} >= %(p0)s AND ({order}) > ({position})" if after else ""
+        return f"""
 WITH candidates AS (
-    SELECT * FROM {table.name} t WHERE {older} AND t.{table.column} >= %(after)s ORDER BY t.{table.column} LIMIT {BATCH}
+    SELECT * FROM {table.name} t WHERE {older}{since} ORDER BY {order} LIMIT {BATCH}
 ), gone AS (
     DELETE FROM {table.name} WHERE ({table.key}) IN (
-        SELECT {key} FROM candidates t {table.organization} WHERE {doomed}
+        SELECT {", ".join(f"t.{key}" for key in keys)} FROM candidates t {table.organization} WHERE {doomed}
     ) RETURNING 1
 )
-SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM candidates), (SELECT max({table.column}) FROM candidates)
+SELECT g.n, c.n, last.*
+FROM (SELECT count(*) AS n FROM gone) g, (SELECT count(*) AS n FROM candidates) c
+LEFT JOIN LATERAL (SELECT {order} FROM candidates t ORDER BY {order.replace(",", " DESC,")} DESC LIMIT 1) last ON true
 """
+
+    statement = batch(after=False)
     while not deadline.passed:
-        deleted, seen, last = db.execute_sql(statement, values).fetchone()
+        deleted, seen, *last = db.execute_sql(statement, values).fetchone()
         count(deleted)
         if seen < BATCH:
             return
-        # Go on from the last one seen (again, for rows of the same time; past it, if it is all there was).
-        values["after"] = last if last > values["after"] else last + timedelta(microseconds=1)
+        statement = batch(after=True)
+        values.update({f"p{i}": value for i, value in enumerate(last)})
 
 
 @contextlib.contextmanager

@@ -177,6 +177,23 @@ def test_notifications_events_and_alerts_go_when_they_are_over(acme, component):
     assert Incident.select().count() == 1 and alert.id not in {a.id for a in OnCallAlert.select()}
 
 
+def test_batches_go_on_past_the_rows_they_keep(acme, component, monkeypatch):
+    """A batch full of rows that stay (pending, at the same time as others that go) does not
+    stop the ones after it, nor skip the rows of the same time."""
+    monkeypatch.setattr(retention, "BATCH", 2)
+    api = component()
+    old = NOW - 91 * DAY
+    event = Event.create(organization=acme, component=api, type="incident.opened", created_at=old, sent_at=old)
+    statuses = ["sent", "pending", "pending", "pending", "sent", "sent", "failed"]
+    for i, status in enumerate(statuses):
+        at = old - DAY if i == 0 else old  # one a day older, the rest at one time, as a broadcast's
+        Notification.create(event=event, organization=acme, key=f"k{i}", kind="webhook", destination="x",
+                            status=status, created_at=at)  # fmt: skip
+    report = clean()
+    assert found(report, "notification").rows == 4
+    assert sorted(n.key for n in Notification.select()) == ["k1", "k2", "k3"]
+
+
 def test_dead_letters_and_rollups_go_after_theirs(component):
     for name, age in (("old", 31), ("young", 29)):
         FailedMessage.create(message_id=name, queue_name="uptime", actor_name="check", error_type="E",

@@ -57,10 +57,11 @@ def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, tar
 
 def test_two_schedulers_send_each_slot_once_and_on_time(make_component, target, workers):
     port = free_port()
+    worker = workers(threads=4, env={"PULSE_METRICS_PORT": str(port)})
+    # The first slot is set once the worker is ready: a slow start (a loaded machine) must not make it late.
     start = utcnow() + timedelta(seconds=2)
     fast = make_component(target, key="fast", interval_seconds=15, next_check_at=start)
     make_component(target, key="daily", interval_seconds=86400, next_check_at=start + timedelta(hours=1))
-    worker = workers(threads=4, env={"PULSE_METRICS_PORT": str(port)})
 
     schedule.send()
     schedule.send()  # a second scheduler at the same time

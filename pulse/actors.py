@@ -4,8 +4,9 @@
     periodiq pulse.actors                    # scheduler
 
 It reads the settings, sets up JSON logs, the database and the broker, then imports every actor
-(`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line;
-a RabbitMQ that does not answer yet is waited for (one line per attempt).
+(`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line,
+as does a queue of another type than PULSE_QUEUE_TYPE; a RabbitMQ that does not answer yet is
+waited for (one line per attempt).
 """
 
 import logging
@@ -20,7 +21,7 @@ except ConfigError as e:
     raise SystemExit(f"pulse: {e}") from None
 
 from pulse import logging as pulse_logging
-from pulse import rabbitmq
+from pulse import queues, rabbitmq
 from pulse.broker import setup_broker
 from pulse.db import setup_database
 
@@ -32,6 +33,10 @@ if multiprocessing.parent_process() is None and not settings.broker_url.startswi
     # The scheduler waits here; a dramatiq worker process waits as it boots (pulse.middleware.lifecycle),
     # once dramatiq has read what this module declares.
     rabbitmq.wait_for(settings)
+    try:
+        queues.declare(settings)
+    except ConfigError as e:
+        raise SystemExit(f"pulse: {e}") from None
 broker = setup_broker(settings)
 
 import actors  # noqa: E402,F401 - declares the actors on the broker

@@ -1,9 +1,12 @@
-"""The broker: RabbitMQ with publisher confirms, heartbeats and priorities, and Pulse's middleware.
+"""The broker: RabbitMQ (one node or a cluster's) with publisher confirms, heartbeats, classic or
+quorum queues and urgent messages ahead of routine ones, and Pulse's middleware.
 
 ``PULSE_BROKER_URL=stub://`` swaps in dramatiq's StubBroker (same middleware) for unit tests.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
@@ -21,9 +24,34 @@ from pulse.middleware.metrics import Metrics
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
 from pulse.middleware.watchdog import Watchdog
-from pulse.rabbitmq import MAX_PRIORITY, QUEUES, amqp_url
+from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, amqp_url, arguments, queue_names, routed, xq
 
-__all__ = ["QUEUES", "build_broker", "setup_broker"]
+__all__ = ["QUEUES", "PulseBroker", "build_broker", "setup_broker"]
+
+
+class PulseBroker(RabbitmqBroker):
+    """dramatiq's RabbitmqBroker, declaring queues of one type with `pulse.rabbitmq.arguments` and
+    publishing each message where `pulse.rabbitmq.routed` sends it (with quorum queues, an urgent
+    message goes to its queue's urgent twin).
+
+    Parameters:
+      queue_type(str): ``classic`` or ``quorum``.
+      **options: RabbitmqBroker's (``url``, ``confirm_delivery``, ``middleware``).
+    """
+
+    def __init__(self, *, queue_type: str, **options: Any) -> None:
+        super().__init__(max_priority=MAX_PRIORITY if queue_type == CLASSIC else None, **options)
+        self.queue_type = queue_type
+
+    def _build_queue_arguments(self, queue_name: str) -> dict[str, Any]:
+        return arguments(queue_name, self.queue_type)
+
+    def _declare_xq_queue(self, queue_name: str) -> Any:
+        name = xq(queue_name)
+        return self.channel.queue_declare(queue=name, durable=True, arguments=arguments(name, self.queue_type))
+
+    def enqueue(self, message: dramatiq.Message, *, delay: int | None = None) -> dramatiq.Message:
+        return super().enqueue(routed(message, self.queue_type), delay=delay)
 
 
 def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
@@ -46,7 +74,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),
-        Lifecycle(settings=settings, queues=QUEUES),
+        Lifecycle(settings=settings),
     ]
 
 
@@ -58,13 +86,13 @@ def build_broker(settings: Settings) -> dramatiq.Broker:
     if settings.broker_url.startswith("stub:"):
         broker = StubBroker(middleware=middleware)
     else:
-        broker = RabbitmqBroker(
-            url=amqp_url(settings.broker_url),
+        broker = PulseBroker(
+            queue_type=settings.queue_type,
+            url=[amqp_url(url) for url in settings.broker_urls],
             confirm_delivery=True,
-            max_priority=MAX_PRIORITY,
             middleware=middleware,
         )
-    for queue_name in QUEUES:
+    for queue_name in queue_names(settings.queue_type):
         broker.declare_queue(queue_name)
     return broker
 

@@ -28,12 +28,17 @@ RENAMED = {
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """Parameters:
-    broker_url: AMQP URL of RabbitMQ, or ``stub://`` for dramatiq's in-memory StubBroker.
+    broker_url: AMQP URL of RabbitMQ, or several separated by commas (the nodes of a cluster, tried
+      in order: a connection goes to the first that answers), or ``stub://`` for dramatiq's
+      in-memory StubBroker.
+    queue_type: ``classic`` or ``quorum`` (replicated over a cluster's nodes): the type every
+      queue is declared with. A queue keeps its type: `pulse queues migrate` changes it.
     database_url: PostgreSQL URL; the database is created by ``pulse migrate`` if missing.
     log_level: one of DEBUG, INFO, WARNING, ERROR, CRITICAL.
     metrics_port: TCP port of the workers' Prometheus endpoint.
     metrics_dir: directory for prometheus-client's multiprocess files.
-    rabbitmq_api_url: RabbitMQ management API (for unacked counts); derived from the broker URL.
+    rabbitmq_api_url: RabbitMQ management API (for unacked counts and queue types), or several
+      separated by commas, tried in order; derived from the broker URL's nodes.
     max_retries: retries of a transiently failing message before it is dead-lettered.
     time_limit: default time limit of an actor, in seconds.
     time_limit_grace: seconds a message may run past its time limit (stuck in code the limit cannot
@@ -60,6 +65,7 @@ class Settings:
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
+    queue_type: str = "classic"
     database_url: str = "postgresql://postgres@127.0.0.1:5432/pulse"
     log_level: str = "INFO"
     metrics_port: int = 9191
@@ -111,14 +117,24 @@ class Settings:
             raise ConfigError("; ".join(errors))
         settings = cls(**values)
         if not settings.rabbitmq_api_url and not settings.broker_url.startswith("stub:"):
-            settings = dataclasses.replace(settings, rabbitmq_api_url=management_url(settings.broker_url))
+            api = ",".join(management_url(url) for url in settings.broker_urls)
+            settings = dataclasses.replace(settings, rabbitmq_api_url=api)
         return settings
 
     @property
+    def broker_urls(self) -> list[str]:
+        """The broker URL of each node, in the order they are tried."""
+        return split(self.broker_url)
+
+    @property
+    def rabbitmq_api_urls(self) -> list[str]:
+        """The management API's URL on each node, in the order they are tried."""
+        return split(self.rabbitmq_api_url)
+
+    @property
     def vhost(self) -> str:
-        """The RabbitMQ virtual host named by the broker URL."""
-        path = urlsplit(self.broker_url).path
-        return unquote(path[1:]) if len(path) > 1 else "/"
+        """The RabbitMQ virtual host named by the broker URL (every node's URL names the same)."""
+        return _vhost(self.broker_urls[0])
 
     @property
     def database_name(self) -> str:
@@ -143,8 +159,21 @@ def renamed_in_use(env: Mapping[str, str] | None = None) -> list[str]:
     ]
 
 
+def split(urls: str) -> list[str]:
+    """The URLs of a comma-separated list (one URL gives a list of one)."""
+    return [url.strip() for url in urls.split(",") if url.strip()]
+
+
+def _vhost(url: str) -> str:
+    path = urlsplit(url).path
+    return unquote(path[1:]) if len(path) > 1 else "/"
+
+
 def redact(url: str) -> str:
-    """The URL with its password replaced by ``***``, for logs and error texts."""
+    """The URL (or each of a comma-separated list) with its password replaced by ``***``, for
+    logs and error texts."""
+    if "," in url:
+        return ",".join(redact(one) for one in split(url))
     parts = urlsplit(url)
     if parts.password is None:
         return url
@@ -180,6 +209,42 @@ def _url(schemes: tuple[str, ...], example: str, need_path: bool = False) -> Cal
         if parts.scheme == "postgres":  # the libpq alias; peewee recognises only postgresql://
             return parts._replace(scheme="postgresql").geturl()
         return raw
+
+    return parse
+
+
+def _urls(parse: Callable[[str], str]) -> Callable[[str], str]:
+    """A parser of one URL or several separated by commas (a cluster's nodes), each read by ``parse``."""
+
+    def parse_all(raw: str) -> str:
+        urls = split(raw)
+        if not urls:
+            raise ValueError("no URL")
+        for number, url in enumerate(urls, 1):
+            try:
+                parse(url)
+            except ValueError as e:
+                raise ValueError(f"node {number}: {e}" if len(urls) > 1 else str(e)) from None
+        return ",".join(urls)
+
+    return parse_all
+
+
+def _broker_urls(raw: str) -> str:
+    urls = _urls(_url(("amqp", "amqps", "stub"), "amqp://user:password@host:5672/vhost or stub://"))(raw)
+    if len(split(urls)) > 1:
+        if any(url.startswith("stub:") for url in split(urls)):
+            raise ValueError("stub:// stands alone, never in a list of nodes")
+        if len({_vhost(url) for url in split(urls)}) > 1:
+            raise ValueError("every node's URL must name the same vhost")
+    return urls
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw.lower() not in choices:
+            raise ValueError(f"{raw!r} is not one of {', '.join(choices)}")
+        return raw.lower()
 
     return parse
 
@@ -232,12 +297,13 @@ def _directory(raw: str) -> str:
 
 
 _PARSERS: dict[str, Callable[[str], Any]] = {
-    "broker_url": _url(("amqp", "amqps", "stub"), "amqp://user:password@host:5672/vhost or stub://"),
+    "broker_url": _broker_urls,
+    "queue_type": _one_of("classic", "quorum"),
     "database_url": _url(("postgresql", "postgres"), "postgresql://user:password@host:5432/dbname", True),
     "log_level": _log_level,
     "metrics_port": _number(1, 65535, "the port"),
     "metrics_dir": _directory,
-    "rabbitmq_api_url": _url(("http", "https"), "http://user:password@host:15672"),
+    "rabbitmq_api_url": _urls(_url(("http", "https"), "http://user:password@host:15672")),
     "max_retries": _number(0, 20, "the number of retries"),
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
     "time_limit": _number(1, 1500, "the time limit in seconds"),

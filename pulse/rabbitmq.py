@@ -1,4 +1,5 @@
-"""Direct RabbitMQ operations for operators: counts, purges, taking messages out of a `.XQ`.
+"""Pulse's queues on RabbitMQ (their names, types and arguments, where a message goes) and direct
+operations for operators: counts, purges, taking messages out of a `.XQ`.
 
 Counts over AMQP (a passive declare) are exact but know only ready messages; the management API
 also knows unacked ones but samples every few seconds.
@@ -19,7 +20,8 @@ import dramatiq
 import pika
 import pika.exceptions
 import requests
-from dramatiq.brokers.rabbitmq import RabbitmqBroker
+from dramatiq.brokers.rabbitmq import DEAD_MESSAGE_TTL, RabbitmqBroker
+from dramatiq.common import q_name
 
 from pulse.config import Settings, get_settings, redact
 
@@ -37,6 +39,13 @@ QUEUES = ("uptime", "metrics", "notifications", "oncall", "cleanup", "calculated
 PRIORITY_ROUTINE = 0
 PRIORITY_URGENT = 1
 MAX_PRIORITY = PRIORITY_URGENT
+
+#: Queue types (PULSE_QUEUE_TYPE). Quorum queues are replicated over a cluster's nodes but have no
+#: priorities (RabbitMQ 3.x): there, each queue has an urgent twin, ``<queue>.urgent``, that takes
+#: the urgent messages, so a backlog of routine ones never stands in front of them.
+CLASSIC = "classic"
+QUORUM = "quorum"
+URGENT = ".urgent"
 
 # pika connection parameters, unless the URL sets them. Heartbeats detect a dead peer in about a minute.
 CONNECTION_DEFAULTS = {
@@ -63,9 +72,58 @@ def dq(queue_name: str) -> str:
     return f"{queue_name}.DQ"
 
 
+def urgent(queue_name: str) -> str:
+    return queue_name + URGENT
+
+
+def queue_names(queue_type: str) -> tuple[str, ...]:
+    """The queues workers consume (each with its ``.DQ`` and ``.XQ``): the domains' queues, and
+    with quorum queues their urgent twins."""
+    return QUEUES + tuple(urgent(q) for q in QUEUES) if queue_type == QUORUM else QUEUES
+
+
+def arguments(queue_name: str, queue_type: str) -> dict[str, Any]:
+    """The arguments a queue, a ``.DQ`` or a ``.XQ`` is declared with. Classic ones are dramatiq's
+    own, priorities included; quorum ones dead-letter at least once (RabbitMQ keeps a rejected
+    message until its ``.XQ`` has it, which needs ``x-overflow: reject-publish``)."""
+    if queue_name.endswith(".XQ"):
+        declared: dict[str, Any] = {"x-message-ttl": DEAD_MESSAGE_TTL}
+    else:
+        declared = {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": xq(q_name(queue_name))}
+        if queue_type == CLASSIC:
+            declared["x-max-priority"] = MAX_PRIORITY
+        else:
+            declared |= {"x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"}
+    if queue_type == QUORUM:
+        declared["x-queue-type"] = QUORUM
+    return declared
+
+
+def routed(message: dramatiq.Message, queue_type: str) -> dramatiq.Message:
+    """The message as it is published: with quorum queues, an urgent one goes to its queue's urgent twin."""
+    if (
+        queue_type != QUORUM
+        or message.options.get("broker_priority") != PRIORITY_URGENT
+        or message.queue_name.endswith(URGENT)
+    ):
+        return message
+    return message.copy(queue_name=urgent(message.queue_name))
+
+
+def parameters(settings: Settings, *, attempts: int | None = None) -> list[pika.URLParameters]:
+    """pika's parameters for each node of the broker URL, in order (pika connects to the first that
+    answers). ``attempts``: rounds over the nodes, instead of the URL's (3 by default)."""
+    nodes = [pika.URLParameters(amqp_url(url)) for url in settings.broker_urls]
+    if attempts is not None:
+        for node in nodes:  # pika takes the last node's
+            node.connection_attempts = attempts
+    return nodes
+
+
 @dataclasses.dataclass
 class QueueCounts:
     queue: str
+    type: str | None  # classic or quorum; None: unknown (no such queue, or the management API did not answer)
     ready: int | None  # None: the queue does not exist yet
     unacked: int | None  # None: unknown (the management API did not answer)
     delayed: int | None  # in <queue>.DQ, waiting for their retry
@@ -77,12 +135,10 @@ class QueueCounts:
 def channel(
     settings: Settings, *, attempts: int | None = None
 ) -> Iterator[pika.adapters.blocking_connection.BlockingChannel]:
-    """A short-lived channel on its own connection. ``attempts``: connection attempts, instead of
-    the URL's (3 by default); 1 for an answer within one socket timeout (a scrape, a health check)."""
-    parameters = pika.URLParameters(amqp_url(settings.broker_url))
-    if attempts is not None:
-        parameters.connection_attempts = attempts
-    connection = pika.BlockingConnection(parameters)
+    """A short-lived channel on its own connection (to the first node that answers). ``attempts``:
+    connection attempts, instead of the URL's (3 by default); 1 for an answer within one socket
+    timeout per node (a scrape, a health check)."""
+    connection = pika.BlockingConnection(parameters(settings, attempts=attempts))
     try:
         yield connection.channel()
     finally:
@@ -111,7 +167,7 @@ def management_queues(settings: Settings) -> dict[str, dict]:
         settings,
         "GET",
         f"queues/{quote(settings.vhost, safe='')}",
-        params={"columns": "name,messages_ready,messages_unacknowledged,consumers,arguments"},
+        params={"columns": "name,type,messages_ready,messages_unacknowledged,consumers,arguments"},
     )
     return {q["name"]: q for q in response.json()}
 
@@ -120,15 +176,26 @@ def recreate_vhost(settings: Settings) -> None:
     """Delete the broker URL's vhost if it exists (and every queue in it), create it again and let
     the URL's user in. Raises requests.RequestException."""
     vhost = quote(settings.vhost, safe="")
-    user = quote(unquote(urlsplit(settings.broker_url).username or "guest"), safe="")
+    user = quote(unquote(urlsplit(settings.broker_urls[0]).username or "guest"), safe="")
     _management(settings, "DELETE", f"vhosts/{vhost}", ok=(404,))
     _management(settings, "PUT", f"vhosts/{vhost}")
     _management(settings, "PUT", f"permissions/{vhost}/{user}", json={"configure": ".*", "write": ".*", "read": ".*"})
 
 
 def _management(settings: Settings, method: str, path: str, *, ok: tuple[int, ...] = (), **fields: Any) -> Any:
-    """One call of the management API (its credentials percent-decoded); raises for a status not 2xx or ``ok``."""
-    parts = urlsplit(settings.rabbitmq_api_url)
+    """One call of the management API (its credentials percent-decoded), on the first node that
+    answers; raises for a status not 2xx or ``ok``."""
+    *others, last = settings.rabbitmq_api_urls
+    for url in others:
+        try:
+            return _call(url, method, path, ok, fields)
+        except requests.ConnectionError:
+            continue
+    return _call(last, method, path, ok, fields)
+
+
+def _call(url: str, method: str, path: str, ok: tuple[int, ...], fields: dict[str, Any]) -> Any:
+    parts = urlsplit(url)
     base = parts._replace(netloc=(parts.hostname or "") + (f":{parts.port}" if parts.port else "")).geturl()
     response = requests.request(
         method,
@@ -185,6 +252,7 @@ def queue_counts(settings: Settings, queues: Iterable[str]) -> tuple[list[QueueC
         rows.append(
             QueueCounts(
                 queue=q,
+                type=info.get("type"),
                 ready=ready[q],
                 unacked=info.get("messages_unacknowledged") if api else None,
                 delayed=_total(ready[dq(q)], api.get(dq(q), {}).get("messages_unacknowledged")),
@@ -262,7 +330,7 @@ class BatchPublisher:
         an uncommitted batch is delivered)."""
         channel = self._open()
         try:
-            for message in messages:
+            for message in (routed(m, self.settings.queue_type) for m in messages):
                 channel.basic_publish(
                     exchange="",
                     routing_key=message.queue_name,
@@ -277,7 +345,7 @@ class BatchPublisher:
     def _open(self) -> Any:
         if self.channel is None or not self.channel.is_open:
             self.close()
-            self.connection = pika.BlockingConnection(pika.URLParameters(amqp_url(self.settings.broker_url)))
+            self.connection = pika.BlockingConnection(parameters(self.settings))
             self.channel = self.connection.channel()
             self.channel.tx_select()
         return self.channel

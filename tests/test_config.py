@@ -67,6 +67,11 @@ def test_it_reads_every_variable():
         ("PULSE_NOTIFY_TIMEOUT", "0", "between 0.1 and 120"),
         ("PULSE_NOTIFY_TIMEOUT", "soon", "not a number"),
         ("PULSE_ALLOW_PRIVATE_TARGETS", "maybe", "not a boolean"),
+        ("PULSE_BROKER_URL", "amqp://a:5672/v,rabbit", "node 2: not a valid URL"),
+        ("PULSE_BROKER_URL", "amqp://a:5672/one,amqp://b:5672/two", "every node's URL must name the same vhost"),
+        ("PULSE_BROKER_URL", "stub://,amqp://b:5672/", "stub:// stands alone"),
+        ("PULSE_BROKER_URL", " , ", "no URL"),
+        ("PULSE_QUEUE_TYPE", "stream", "'stream' is not one of classic, quorum"),
     ],
 )
 def test_it_rejects_a_bad_value_naming_the_variable(name, value, reason):
@@ -144,3 +149,22 @@ def test_a_process_started_with_a_renamed_setting_warns_once(command):
     output = result.stdout + result.stderr
     assert output.count("PULSE_CHECK_ALLOW_PRIVATE is now called PULSE_ALLOW_PRIVATE_TARGETS: rename it") == 1
     assert "Traceback" not in output
+
+
+def test_a_cluster_is_several_broker_urls_tried_in_order():
+    settings = Settings.from_env(
+        {
+            "PULSE_BROKER_URL": "amqp://u:p%40ss@mq1:5672/prod, amqp://u:p%40ss@mq2:5672/prod,amqp://u:p%40ss@mq3/prod",
+            "PULSE_QUEUE_TYPE": "Quorum",
+        }
+    )
+    assert settings.broker_urls == [
+        "amqp://u:p%40ss@mq1:5672/prod",
+        "amqp://u:p%40ss@mq2:5672/prod",
+        "amqp://u:p%40ss@mq3/prod",
+    ]
+    assert settings.vhost == "prod"
+    assert settings.queue_type == "quorum"
+    assert settings.rabbitmq_api_urls == [f"http://u:p%40ss@mq{n}:15672" for n in (1, 2, 3)]
+    assert redact(settings.broker_url) == "amqp://u:***@mq1:5672/prod,amqp://u:***@mq2:5672/prod,amqp://u:***@mq3/prod"
+    assert "p%40ss" not in repr(settings)

@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from prometheus_client.parser import text_string_to_metric_families
 
 from pulse.config import get_settings
-from pulse.rabbitmq import MAX_PRIORITY, QUEUES, dq, xq
+from pulse.queues import every_queue
+from pulse.rabbitmq import QUEUES, dq, queue_names, xq
+from pulse.rabbitmq import arguments as rabbitmq_arguments
 from tests.support.wait import wait_for
 
 DOCKER = Path(__file__).resolve().parent.parent / "docker"
@@ -164,7 +165,7 @@ def test_the_dead_letter_policy_caps_only_the_xqs():
     assert policy["apply-to"] == "queues"
     assert policy["definition"] == {"max-length": 100000, "overflow": "drop-head"}
     pattern = re.compile(policy["pattern"])  # RabbitMQ uses PCRE: the same for this pattern
-    for queue in QUEUES:
+    for queue in queue_names("quorum"):  # the queues, and their urgent twins
         assert pattern.search(xq(queue)), xq(queue)
         assert not pattern.search(queue), queue
         assert not pattern.search(dq(queue)), dq(queue)
@@ -192,12 +193,13 @@ def test_rabbitmq_applies_the_dead_letter_policy_to_the_queues_a_worker_declares
         requests.delete(f"{api}/policies/{vhost}/{policy['name']}", timeout=10).raise_for_status()
 
 
-def test_no_policy_contradicts_the_queue_arguments_dramatiq_declares():
-    broker = RabbitmqBroker(url="amqp://127.0.0.1:1/never-connected", max_priority=MAX_PRIORITY, middleware=[])
-    arguments = set(broker._build_queue_arguments("uptime")) | {"x-message-ttl"}  # the .XQs' TTL
-    assert "x-max-priority" in arguments
+@pytest.mark.parametrize("queue_type", ["classic", "quorum"])
+def test_no_policy_contradicts_the_queue_arguments_pulse_declares(queue_type):
     for policy in json.loads(DEFINITIONS.read_text())["policies"]:
-        assert not {"x-" + key for key in policy["definition"]} & arguments, policy["name"]
+        applied = [name for name in every_queue(queue_type) if re.search(policy["pattern"], name)]
+        assert applied, policy["name"]
+        for name in applied:
+            assert not {"x-" + key for key in policy["definition"]} & set(rabbitmq_arguments(name, queue_type)), name
 
 
 # --- Prometheus -------------------------------------------------------------------------------

@@ -124,10 +124,10 @@ def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) 
 def dlq_purge(queue: str | None, yes: bool) -> None:
     """Forget dead messages for good: their records and the .XQ queues."""
     from pulse import deadletters
-    from pulse.rabbitmq import QUEUES
+    from pulse.rabbitmq import queue_names
 
     current = settings()
-    targets = [queue] if queue else list(QUEUES)
+    targets = [queue] if queue else list(queue_names(current.queue_type))
     if not yes:
         click.confirm(f"Delete every dead message of {', '.join(targets)}?", abort=True)
     rows, dropped = deadletters.purge(current, targets)

@@ -1,4 +1,4 @@
-"""`pulse migrate`, `pulse queues`, `pulse health`: the database, RabbitMQ and the whole."""
+"""`pulse migrate`, `pulse queues [migrate]`, `pulse health`: the database, RabbitMQ and the whole."""
 
 from __future__ import annotations
 
@@ -22,22 +22,50 @@ def migrate() -> None:
         echo("database is up to date")
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def queues(as_json: bool) -> None:
-    """Ready, unacked, delayed and dead-letter counts per queue."""
-    from pulse.rabbitmq import QUEUES, queue_counts
+@click.pass_context
+def queues(ctx: click.Context, as_json: bool) -> None:
+    """Each queue's type, and its ready, unacked, delayed and dead-letter counts."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from pulse.rabbitmq import queue_counts, queue_names
 
-    rows, note = queue_counts(settings(), QUEUES)
+    current = settings()
+    rows, note = queue_counts(current, queue_names(current.queue_type))
     if as_json:
-        print_json({"queues": [vars(r) for r in rows], "note": note})
+        print_json({"queue_type": current.queue_type, "queues": [vars(r) for r in rows], "note": note})
         return
     print_table(
-        ["queue", "ready", "unacked", "delayed", "dead", "consumers"],
-        [[r.queue, r.ready, r.unacked, r.delayed, r.dead, r.consumers] for r in rows],
+        ["queue", "type", "ready", "unacked", "delayed", "dead", "consumers"],
+        [[r.queue, r.type, r.ready, r.unacked, r.delayed, r.dead, r.consumers] for r in rows],
     )
+    mismatched = [r.queue for r in rows if r.type not in (None, current.queue_type)]
+    if mismatched:
+        echo(
+            f"warning: PULSE_QUEUE_TYPE is {current.queue_type}, but {', '.join(mismatched)} "
+            f"{'is' if len(mismatched) == 1 else 'are'} not: workers refuse to start until `pulse queues migrate`",
+            err=True,
+        )
     if note:
         echo(f"note: {note}", err=True)
+
+
+@queues.command("migrate")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def queues_migrate(yes: bool) -> None:
+    """Give every queue the type of PULSE_QUEUE_TYPE, keeping its messages (workers and scheduler stopped)."""
+    from pulse.queues import migrate as migrate_queues
+
+    current = settings()
+    if not yes:
+        click.confirm(
+            f"Move every queue that is not {current.queue_type} to a {current.queue_type} queue, with its messages? "
+            "Every worker and the scheduler must be stopped",
+            abort=True,
+        )
+    moved = migrate_queues(current, progress=lambda name, count: echo(f"{name}: migrated, {count} message(s) moved"))
+    echo(f"every queue is {current.queue_type}: {len(moved)} migrated, {sum(moved.values())} message(s) moved")
 
 
 @click.command()

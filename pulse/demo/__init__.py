@@ -39,7 +39,9 @@ def own(settings: Settings) -> Settings:
     return dataclasses.replace(
         settings,
         database_url=database._replace(path="/" + quote(f"{settings.database_name}_demo")).geturl(),
-        broker_url=urlsplit(settings.broker_url)._replace(path="/" + quote(vhost, safe="")).geturl(),
+        broker_url=",".join(
+            urlsplit(url)._replace(path="/" + quote(vhost, safe="")).geturl() for url in settings.broker_urls
+        ),
     )
 
 

@@ -109,7 +109,7 @@ def test_queues_lists_every_queue(database, rabbit):
     assert result.returncode == 0, result.stderr
     rows = {row["queue"]: row for row in json.loads(result.stdout)["queues"]}
     assert list(rows) == ["uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics"]
-    assert set(rows["uptime"]) == {"queue", "ready", "unacked", "delayed", "dead", "consumers"}
+    assert set(rows["uptime"]) == {"queue", "type", "ready", "unacked", "delayed", "dead", "consumers"}
 
 
 def test_dlq_errors_are_one_line(database):

@@ -12,8 +12,8 @@ from pulse.middleware.metrics import remove_stale_directories, run_directory
 def test_a_scrape_with_rabbitmq_unreachable_answers_broker_down_after_one_attempt(settings, monkeypatch):
     connecting = []
 
-    def refuse(parameters):
-        connecting.append(parameters.connection_attempts)
+    def refuse(parameters):  # one per node, pika taking the last one's attempts
+        connecting.append(parameters[-1].connection_attempts)
         raise pika.exceptions.AMQPConnectionError("refused")
 
     monkeypatch.setattr(pika, "BlockingConnection", refuse)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import dramatiq
-from dramatiq.brokers.rabbitmq import RabbitmqBroker
+from dramatiq.brokers.rabbitmq import RabbitmqBroker, _RabbitmqConsumer
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import CurrentMessage
 from periodiq import PeriodiqMiddleware
@@ -21,12 +21,24 @@ from pulse.middleware.dead_letters import DeadLetters
 from pulse.middleware.lifecycle import Lifecycle
 from pulse.middleware.log_context import LogContext
 from pulse.middleware.metrics import Metrics
+from pulse.middleware.orphans import Orphans
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
 from pulse.middleware.watchdog import Watchdog
 from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, amqp_url, arguments, queue_names, routed, xq
 
 __all__ = ["QUEUES", "PulseBroker", "build_broker", "setup_broker"]
+
+
+class PulseConsumer(_RabbitmqConsumer):
+    """dramatiq's RabbitMQ consumer, marking each message with the connection it came on (for
+    `pulse.middleware.orphans.Orphans`)."""
+
+    def __next__(self) -> Any:
+        message = super().__next__()
+        if message is not None:
+            message.connection = self.connection
+        return message
 
 
 class PulseBroker(RabbitmqBroker):
@@ -42,6 +54,10 @@ class PulseBroker(RabbitmqBroker):
     def __init__(self, *, queue_type: str, **options: Any) -> None:
         super().__init__(max_priority=MAX_PRIORITY if queue_type == CLASSIC else None, **options)
         self.queue_type = queue_type
+
+    @property
+    def consumer_class(self) -> type[PulseConsumer]:
+        return PulseConsumer
 
     def _build_queue_arguments(self, queue_name: str) -> dict[str, Any]:
         return arguments(queue_name, self.queue_type)
@@ -75,6 +91,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),
         Lifecycle(settings=settings),
+        Orphans(),  # last: every other middleware has begun the message it skips
     ]
 
 

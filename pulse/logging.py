@@ -47,6 +47,29 @@ class ContextFilter(logging.Filter):
         return True
 
 
+class ConnectionLoss(logging.Filter):
+    """A lost RabbitMQ connection (a node restarted or gone) is an expected failure, which dramatiq
+    reports at CRITICAL for each consumer, beside pika's ERROR and a line on the restart: one
+    WARNING line per consumer instead, with the reason and what happens next."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("pika.") and record.levelno >= logging.ERROR:
+            return not record.getMessage().startswith("Unexpected connection close detected")
+        if not record.name.startswith("dramatiq.worker.ConsumerThread"):
+            return True
+        message = record.getMessage()
+        if message.startswith("Restarting consumer in"):
+            return False
+        if message.startswith("Consumer encountered a connection error"):
+            reason = message.partition(": ")[2]
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.msg, record.args = (
+                "RabbitMQ connection lost (%s): reconnecting in 3 s, to the first node that answers.",
+                (reason,),
+            )
+        return True
+
+
 class Formatter(JsonFormatter):
     def __init__(self) -> None:
         super().__init__(
@@ -65,8 +88,9 @@ def configure(level: str) -> None:
         root.addHandler(logging.StreamHandler(sys.stderr))
     for handler in root.handlers:
         handler.setFormatter(Formatter())
-        if not any(isinstance(f, ContextFilter) for f in handler.filters):
-            handler.addFilter(ContextFilter())
+        for kind in (ContextFilter, ConnectionLoss):
+            if not any(isinstance(f, kind) for f in handler.filters):
+                handler.addFilter(kind())
     root.setLevel(level)
     # pika narrates every connection and channel at INFO.
     logging.getLogger("pika").setLevel(max(logging.WARNING, root.level))

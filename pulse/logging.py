@@ -8,6 +8,7 @@ organization of the component it loaded) adds it with `bind`.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import threading
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from typing import Any
 from pythonjsonlogger.json import JsonFormatter
 
 CONTEXT_FIELDS = ("worker", "jobId", "organizationId", "componentId")
+LOST = re.compile(r"connect|socket|stream", re.IGNORECASE)  # what pika says of a lost or refused connection
 
 _context = threading.local()
 
@@ -49,12 +51,13 @@ class ContextFilter(logging.Filter):
 
 class ConnectionLoss(logging.Filter):
     """A lost RabbitMQ connection (a node restarted or gone) is an expected failure, which dramatiq
-    reports at CRITICAL for each consumer, beside pika's ERROR and a line on the restart: one
-    WARNING line per consumer instead, with the reason and what happens next."""
+    reports at CRITICAL for each consumer, beside pika's ERROR lines (with stacks) and a line on the
+    restart: one WARNING line per consumer instead, with the reason and what happens next. (A
+    publisher's lost connection is retried, or reported, by its caller.)"""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.name.startswith("pika.") and record.levelno >= logging.ERROR:
-            return not record.getMessage().startswith("Unexpected connection close detected")
+        if record.name.startswith("pika."):  # pika narrates a lost connection at ERROR, with stacks
+            return record.levelno < logging.ERROR or not LOST.search(record.getMessage())
         if not record.name.startswith("dramatiq.worker.ConsumerThread"):
             return True
         message = record.getMessage()

@@ -8,7 +8,6 @@ PULSE_REQUIRE_TOOLS=1 (CI) they fail instead.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import json
 import os
@@ -24,7 +23,7 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from pulse.config import get_settings
+from pulse.config import Settings
 from pulse.queues import every_queue
 from pulse.rabbitmq import QUEUES, dq, queue_names, xq
 from pulse.rabbitmq import arguments as rabbitmq_arguments
@@ -38,6 +37,7 @@ DEFINITIONS = DOCKER / "rabbitmq" / "definitions.json"
 #: Pulse's services (they merge the x-pulse block) and which of them run workers.
 PULSE_SERVICES = {"migrate", "worker", "worker-uptime", "scheduler"}
 WORKER_SERVICES = {"worker", "worker-uptime"}
+CLUSTER_NODES = {"rabbitmq-2", "rabbitmq-3"}  # the `cluster` profile
 JOB = "pulse-workers"
 #: Labels Prometheus adds to every series of a worker target (prometheus.yml).
 TARGET_LABELS = {"job", "instance", "service"}
@@ -91,7 +91,7 @@ def compose(tmp_path_factory) -> dict[str, Any]:
 
 def test_compose_file_is_valid(compose):
     services = compose["services"]
-    assert set(services) == {"rabbitmq", "postgres", "prometheus", "grafana"} | PULSE_SERVICES
+    assert set(services) == {"rabbitmq", "postgres", "prometheus", "grafana"} | PULSE_SERVICES | CLUSTER_NODES
     assert services["scheduler"]["deploy"]["replicas"] == 1  # two schedulers send every tick twice
     uptime = services["worker-uptime"]["command"]
     assert uptime[uptime.index("--queues") + 1] == "uptime"
@@ -100,20 +100,48 @@ def test_compose_file_is_valid(compose):
         assert services[name]["environment"]["PULSE_METRICS_PORT"] == "9191"
 
 
-def test_pulse_services_use_the_pulse_vhost_and_user(compose):
+def test_pulse_services_use_the_pulse_vhost_and_user_on_every_node(compose):
     for name in PULSE_SERVICES:
         env = compose["services"][name]["environment"]
-        assert env["PULSE_BROKER_URL"] == "amqp://pulse:change-me@rabbitmq:5672/pulse", name
+        settings = Settings.from_env(env)
+        nodes = ["rabbitmq", *sorted(CLUSTER_NODES)]  # rabbitmq first: the others answer only in the profile
+        assert settings.broker_urls == [f"amqp://pulse:change-me@{node}:5672/pulse" for node in nodes], name
         assert env["PULSE_RABBITMQ_API_URL"] == "http://pulse:change-me@rabbitmq:15672", name
-        settings = dataclasses.replace(get_settings(), broker_url=env["PULSE_BROKER_URL"])
-        assert settings.vhost == "pulse"
+        assert (settings.vhost, settings.queue_type) == ("pulse", "classic")
+
+
+def test_the_cluster_profile_adds_two_nodes_that_join_the_first(compose):
+    first = compose["services"]["rabbitmq"]
+    assert "profiles" not in first
+    conf = (DOCKER / "rabbitmq" / "cluster.conf").read_text()
+    assert "cluster_formation.classic_config.nodes.1 = rabbit@rabbitmq" in conf
+    assert "load_definitions = /etc/rabbitmq/definitions.json" in conf
+    for name in CLUSTER_NODES:
+        node = compose["services"][name]
+        assert node["profiles"] == ["cluster"] and node["hostname"] == name
+        assert node["image"] == first["image"]
+        assert node["environment"]["RABBITMQ_ERLANG_COOKIE"] == first["environment"]["RABBITMQ_ERLANG_COOKIE"]
+        targets = {target: source for source, target in map(mount, node["volumes"])}
+        assert (
+            Path(targets["/etc/rabbitmq/rabbitmq.conf"]).resolve() == (DOCKER / "rabbitmq" / "cluster.conf").resolve()
+        )
+        assert targets["/var/lib/rabbitmq"] == f"{name}-data"  # a volume of its own
+        assert node["depends_on"]["rabbitmq"]["condition"] == "service_healthy"
+
+
+def mount(volume: dict[str, str] | str) -> tuple[str, str]:
+    """(source, target) of a service's volume, as docker-compose writes it."""
+    if isinstance(volume, dict):
+        return volume["source"], volume["target"]
+    source, target = volume.split(":")[:2]
+    return source, target
 
 
 def test_every_mounted_file_exists(compose):
     mounts = {}
     for name, service in compose["services"].items():
         for volume in service.get("volumes", []):
-            source, target = (volume["source"], volume["target"]) if isinstance(volume, dict) else volume.split(":")[:2]
+            source, target = mount(volume)
             if source.startswith("/"):  # a bind mount (named volumes have no slash)
                 assert Path(source).exists(), f"{name}: {source}"
                 mounts[Path(source).resolve()] = target

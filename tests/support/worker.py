@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
@@ -9,11 +10,15 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.env import ENV
+
+if TYPE_CHECKING:
+    from tests.support.hosts import Host
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "Worker process is ready for action"
@@ -28,7 +33,14 @@ def free_port() -> int:
 class WorkerProcess:
     """``dramatiq pulse.actors tests.support.actors`` in its own process group, its output kept."""
 
-    def __init__(self, *args: str, processes: int = 1, threads: int = 4, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *args: str,
+        processes: int = 1,
+        threads: int = 4,
+        env: dict[str, str] | None = None,
+        host: Host | None = None,
+    ) -> None:
         command = [
             sys.executable,
             "-m",
@@ -43,20 +55,23 @@ class WorkerProcess:
             str(threads),
             *args,
         ]
-        self._start(command, env, ready=READY, expected=processes)
+        self._start(command, env, ready=READY, expected=processes, host=host)
 
-    def _start(self, command: list[str], env: dict[str, str] | None, *, ready: str, expected: int) -> None:
+    def _start(
+        self, command: list[str], env: dict[str, str] | None, *, ready: str, expected: int, host: Host | None = None
+    ) -> None:
+        """Start ``command`` in a session of its own: here, or inside ``host`` (`tests.support.hosts`)."""
         self.marker, self.expected_ready = ready, expected
         self.lines: list[str] = []
         self.ready = threading.Event()
-        self.process = subprocess.Popen(
+        popen = host.popen if host is not None else functools.partial(subprocess.Popen, start_new_session=True)
+        self.process = popen(
             command,
             cwd=ROOT,
             env={**os.environ, **ENV, **(env or {})},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            start_new_session=True,
         )
         threading.Thread(target=self._read, daemon=True).start()
 

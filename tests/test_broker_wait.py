@@ -3,7 +3,7 @@ wait for it, one line per attempt, and start by themselves when it answers."""
 
 from tests.support.cli import pulse
 from tests.support.env import HOST, NAMESPACE
-from tests.support.forward import Forwarder
+from tests.support.forward import Relay
 from tests.support.target import closed_port
 from tests.support.wait import wait_for
 from tests.support.worker import SchedulerProcess, WorkerProcess
@@ -31,7 +31,7 @@ def test_workers_and_the_scheduler_wait_for_rabbitmq_then_start(database, rabbit
         assert "trying again in 1 s" in waits[0] and "trying again in 2 s" in waits[1]  # a growing interval
         assert f"amqp://guest:***@127.0.0.1:{port}/" in waits[0]
 
-        with Forwarder(port, (HOST, 5672)):  # RabbitMQ comes up
+        with Relay(("127.0.0.1", port), (HOST, 5672)):  # RabbitMQ comes up
             worker.wait_ready(timeout=60)
             scheduler.wait_ready(timeout=60)
         assert "Traceback" not in worker.output + scheduler.output

@@ -1,4 +1,5 @@
-"""A TCP forwarder on 127.0.0.1: a RabbitMQ (or any server) that comes up when the test says."""
+"""A TCP relay: a server (RabbitMQ, PostgreSQL, a target) reached through another address, or one
+that comes up when the test says."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import threading
 from types import TracebackType
 
 
-class Forwarder:
-    """Listens on ``port`` and pipes each connection to ``target`` (host, port), until closed."""
+class Relay:
+    """Listens on ``listen`` (address, port) and pipes each connection to ``target`` (address, port),
+    until closed. A connection the target refuses is closed at once; the relay keeps listening."""
 
-    def __init__(self, port: int, target: tuple[str, int]) -> None:
+    def __init__(self, listen: tuple[str, int], target: tuple[str, int]) -> None:
         self.target = target
-        self.server = socket.create_server(("127.0.0.1", port))
-        self.sockets: list[socket.socket] = [self.server]
+        self.server = socket.create_server(listen)
+        self.port: int = self.server.getsockname()[1]
+        self.lock = threading.Lock()
+        self.connections: set[socket.socket] = set()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -22,10 +26,24 @@ class Forwarder:
                 client, _ = self.server.accept()
             except OSError:  # closed
                 return
-            upstream = socket.create_connection(self.target)
-            self.sockets += [client, upstream]
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        with client:
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                return
+            with upstream:
+                upstream.settimeout(None)
+                with self.lock:
+                    self.connections |= {client, upstream}
+                back = threading.Thread(target=self._pipe, args=(upstream, client), daemon=True)
+                back.start()
+                self._pipe(client, upstream)
+                back.join()
+                with self.lock:
+                    self.connections -= {client, upstream}
 
     @staticmethod
     def _pipe(source: socket.socket, sink: socket.socket) -> None:
@@ -42,10 +60,17 @@ class Forwarder:
                     pass
 
     def close(self) -> None:
-        for sock in self.sockets:
-            sock.close()
+        """Stop listening and cut every connection."""
+        self.server.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept (close alone would not)
+        self.server.close()
+        with self.lock:
+            for sock in self.connections:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
-    def __enter__(self) -> Forwarder:
+    def __enter__(self) -> Relay:
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:

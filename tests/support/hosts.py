@@ -33,15 +33,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from tests.support.forward import Relay
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "pulse-test-"
@@ -234,69 +234,6 @@ class Host:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
-
-
-class Relay:
-    """Listens on ``listen`` (address, port) and pipes each connection to ``target`` (address, port),
-    until closed. A connection the target refuses is closed at once; the relay keeps listening."""
-
-    def __init__(self, listen: tuple[str, int], target: tuple[str, int]) -> None:
-        self.target = target
-        self.server = socket.create_server(listen)
-        self.port: int = self.server.getsockname()[1]
-        self.lock = threading.Lock()
-        self.connections: set[socket.socket] = set()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:  # closed
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client: socket.socket) -> None:
-        with client:
-            try:
-                upstream = socket.create_connection(self.target, timeout=10)
-            except OSError:
-                return
-            with upstream:
-                upstream.settimeout(None)
-                with self.lock:
-                    self.connections |= {client, upstream}
-                back = threading.Thread(target=self._pipe, args=(upstream, client), daemon=True)
-                back.start()
-                self._pipe(client, upstream)
-                back.join()
-                with self.lock:
-                    self.connections -= {client, upstream}
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, sink):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        """Stop listening and cut every connection."""
-        self.server.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept (close alone would not)
-        self.server.close()
-        with self.lock:
-            for sock in self.connections:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
 
 def relay_to(gateway: str, ports: Sequence[int]) -> None:

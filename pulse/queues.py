@@ -139,26 +139,22 @@ def _confirming(connection: Any) -> Iterator[Any]:
 
 def _declared(connection: Any, name: str, declared: dict[str, Any]) -> bool:
     """Declare the queue; False when it exists with other arguments."""
-    ch = connection.channel()
-    try:
-        ch.queue_declare(name, durable=True, arguments=declared)
-        return True
-    except pika.exceptions.ChannelClosedByBroker as e:
-        if e.reply_code != 406:
-            raise
-        return False
-    finally:
-        if ch.is_open:
-            ch.close()
+    return _try(connection, 406, name, durable=True, arguments=declared) is not None
 
 
 def _found(connection: Any, name: str) -> Any:
     """The queue's declare-ok, or None when it does not exist."""
+    return _try(connection, 404, name, passive=True)
+
+
+def _try(connection: Any, refused: int, name: str, **options: Any) -> Any:
+    """``queue_declare`` on a channel of its own (a refusal closes it): the declare-ok, or None when
+    RabbitMQ answers ``refused``."""
     ch = connection.channel()
     try:
-        return ch.queue_declare(name, passive=True)
+        return ch.queue_declare(name, **options)
     except pika.exceptions.ChannelClosedByBroker as e:
-        if e.reply_code != 404:
+        if e.reply_code != refused:
             raise
         return None
     finally:

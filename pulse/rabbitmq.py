@@ -177,9 +177,14 @@ def recreate_vhost(settings: Settings) -> None:
     the URL's user in. Raises requests.RequestException."""
     vhost = quote(settings.vhost, safe="")
     user = quote(unquote(urlsplit(settings.broker_urls[0]).username or "guest"), safe="")
-    _management(settings, "DELETE", f"vhosts/{vhost}", ok=(404,))
+    delete_vhost(settings)
     _management(settings, "PUT", f"vhosts/{vhost}")
     _management(settings, "PUT", f"permissions/{vhost}/{user}", json={"configure": ".*", "write": ".*", "read": ".*"})
+
+
+def delete_vhost(settings: Settings) -> None:
+    """Delete the broker URL's vhost, and every queue in it, if it exists. Raises requests.RequestException."""
+    _management(settings, "DELETE", f"vhosts/{quote(settings.vhost, safe='')}", ok=(404,))
 
 
 def _management(settings: Settings, method: str, path: str, *, ok: tuple[int, ...] = (), **fields: Any) -> Any:

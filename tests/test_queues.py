@@ -21,16 +21,21 @@ from tests.support.worker import SchedulerProcess, WorkerProcess
 
 @pytest.fixture
 def vhost(settings, database, request):
-    """Settings for a vhost of this test's own, made empty: vhost(queue_type) -> (settings, env)."""
+    """Settings for a vhost of this test's own, made empty: vhost(queue_type) -> (settings, env).
+    Deleted at the end: each quorum queue is a Raft group with files of its own, and hundreds of
+    them left over wedged a RabbitMQ 3.10 node limited to 1,024 file descriptors (its file handle
+    cache stopped granting handles: no connection was accepted any more)."""
     name = f"{settings.vhost}_{request.node.name[:40]}"
     url = urlsplit(settings.broker_url)._replace(path="/" + quote(name, safe="")).geturl()
-    rabbitmq.recreate_vhost(dataclasses.replace(settings, broker_url=url))
+    own = dataclasses.replace(settings, broker_url=url)
+    rabbitmq.recreate_vhost(own)
 
     def of(queue_type: str) -> tuple[Settings, dict[str, str]]:
-        env = {"PULSE_BROKER_URL": url, "PULSE_QUEUE_TYPE": queue_type}
-        return dataclasses.replace(settings, broker_url=url, queue_type=queue_type), env
+        env = {"PULSE_BROKER_URL": own.broker_url, "PULSE_QUEUE_TYPE": queue_type}
+        return dataclasses.replace(own, queue_type=queue_type), env
 
-    return of
+    yield of
+    rabbitmq.delete_vhost(own)
 
 
 def types(settings):

@@ -31,7 +31,7 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.benchmarks.measure import ROOT, environment, free_port, reset
+from tests.benchmarks.measure import ROOT, drop_vhost, environment, free_port, reset
 
 #: Run the broadcast of an event (argv[1]) in the process; publish it as Pulse does, printing when
 #: (epoch seconds: every time here is the machine's clock, which PostgreSQL's timestamps share).
@@ -144,6 +144,7 @@ def run(queue_type: str, routine: int, processes: int, threads: int, backlog_url
         os.killpg(workers.pid, signal.SIGTERM)
         workers.wait(120)
         arrivals.shutdown()
+        drop_vhost(name)
     return {"queued": queued, "latency": arrived - started, "before": meanwhile, "drained": last - started}
 
 

@@ -47,6 +47,11 @@ def reset(name: str) -> None:
     )
 
 
+def drop_vhost(name: str) -> None:
+    """Delete the vhost ``name`` and its queues (quorum queues hold files on the node until deleted)."""
+    requests.delete(f"http://guest:guest@{HOST}:15672/api/vhosts/{name}", timeout=60)
+
+
 def free_port() -> int:
     import socket
 

@@ -66,9 +66,11 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     shown = json.loads(cli("dlq", "show", str(listed[permanent.message_id]["id"]), "--json").output)
     assert shown["args"] == ["p"] and "PermanentError" in shown["traceback"]
 
-    # Counted by the metrics of both worker processes together.
-    assert metric(port, "worker_task_dlq_total", task_name="always_permanent") == 1
-    assert metric(port, "worker_task_dlq_total", task_name="always_transient") == 1
+    # Counted by the metrics of both worker processes together (just after each nack: wait).
+    def dead(name):
+        return metric(port, "worker_task_dlq_total", task_name=name)
+
+    wait_for(lambda: dead("always_permanent") == 1 and dead("always_transient") == 1, "1 dlq each")
     assert metric(port, "worker_task_failure_total", task_name="always_transient", error_type="TransientError") == 4
     wait_for(lambda: Attempt.count("n5"), "the no-ops")
     assert wait_for(lambda: metric(port, "worker_task_success_total", task_name="noop") == 6, "6 successes")
@@ -88,7 +90,7 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     listed = [row["message_id"] for row in json.loads(cli("dlq", "list", "--json").output)]
     assert sorted(listed) == sorted([permanent.message_id, transient.message_id])
     wait_for(lambda: rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 2}, "2 messages in cleanup.XQ")
-    assert wait_for(lambda: metric(port, "worker_task_dlq_total", task_name="always_permanent") == 2, "2 dlq")
+    wait_for(lambda: dead("always_permanent") == 2, "2 dlq")
 
 
 def test_a_message_in_flight_when_its_worker_is_killed_is_redelivered(workers):

@@ -231,21 +231,22 @@ class Progress:
 
 def catch_up(kind: Kind, *, now: datetime | None = None, budget_s: float = 240.0) -> Progress:
     """Move the kind's watermark to `SETTLE` before ``now``, step by step, for at most
-    ``budget_s`` seconds; then compute the p95 of the days that closed (uptime). A pass that
-    finds another one stepping leaves the work to it."""
+    ``budget_s`` seconds; then compute the p95 of the days that closed (uptime). Caught up means
+    both are done. A pass that finds another one stepping leaves the work to it."""
     deadline = time.monotonic() + budget_s
     now = now or utcnow()
     progress = Progress()
-    while time.monotonic() < deadline:
-        done = step(kind, now, progress)
-        if done is None:  # another pass holds the state
-            return progress
-        if done:
-            progress.caught_up = True
-            break
+    # A step and a batch of p95 at least, however short the budget: every pass gets further.
+    while (done := step(kind, now, progress)) is False and time.monotonic() < deadline:
+        pass
+    if done is None:  # another pass holds the state
+        return progress
+    progress.caught_up = done
     if kind is UPTIME:
-        while time.monotonic() < deadline and daily_p95():
-            pass
+        while daily_p95():
+            if time.monotonic() >= deadline:
+                progress.caught_up = False  # days may be left pending
+                break
     return progress
 
 

@@ -2,6 +2,8 @@
 
     python tests/benchmarks/bench_uptime.py --components 2000 --interval 20 --minutes 2
     python tests/benchmarks/bench_uptime.py --components 20000 --interval 60 --minutes 3
+    PULSE_QUEUE_TYPE=quorum python tests/benchmarks/bench_uptime.py   # quorum queues, one node
+    python tests/benchmarks/bench_uptime.py --cluster 3                # quorum queues, 3 nodes
 
 It migrates its own database (pulse_bench_uptime) and vhost, starts the target
 (tests/benchmarks/fast_target.py), times plain `requests` against it (a fresh connection per
@@ -9,13 +11,18 @@ request, one process: the baseline), creates the components with their first slo
 interval, runs `dramatiq pulse.actors` and `periodiq pulse.actors`, and after one interval of
 warm-up measures a window of T minutes. It prints checks/s; the start lag (when the request began
 minus its slot) p50/p99/max; missed slots (due in the window, never checked) and duplicated checks
-(requests the target answered beyond the checks recorded); the CPU of the workers, RabbitMQ and
-PostgreSQL per check; the workers' peak RSS; and the ratio to the baseline.
+(requests the target answered beyond the checks recorded); the CPU of the workers, the
+scheduler, RabbitMQ and PostgreSQL per check; the workers' peak RSS; and the ratio to the baseline.
+
+With ``--cluster N`` it starts a RabbitMQ cluster of N nodes of its own (tests/support/cluster.py:
+ports 5781 and up, the system's node untouched), runs Pulse on it with quorum queues, and counts
+the CPU of those N nodes as RabbitMQ's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -32,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.benchmarks.measure import (
     ROOT,
     cpu_seconds,
+    drop_vhost,
     environment,
     free_port,
     machine_busy_seconds,
@@ -44,6 +52,7 @@ from tests.benchmarks.measure import (
     stop_pulse,
     tree,
 )
+from tests.support.cluster import Cluster, beam_pids
 
 NAME = "pulse_bench_uptime"
 ENV = environment(NAME)
@@ -78,9 +87,20 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=2)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--cluster", type=int, default=0, metavar="N", help="on a RabbitMQ cluster of N nodes")
     args = parser.parse_args()
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+    with Cluster(size=args.cluster) if args.cluster else contextlib.nullcontext() as cluster:
+        if cluster:
+            env.update(PULSE_BROKER_URL=",".join(cluster.urls()), PULSE_QUEUE_TYPE="quorum")
+        try:
+            run(args, env, [pid for node in cluster.nodes for pid in beam_pids(node)] if cluster else pids("beam.smp"))
+        finally:
+            drop_vhost(NAME)  # quorum queues hold files on the node until deleted
 
+
+def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> None:
+    """Measure Pulse with ``env``, counting the CPU of the ``rabbit`` processes as RabbitMQ's."""
     reset(NAME)
     target_port = free_port()
     target = subprocess.Popen(
@@ -101,11 +121,10 @@ def main() -> None:
         start = first + timedelta(seconds=args.interval + 15)  # warm-up: one interval, and a tick or so
         end = start + timedelta(minutes=args.minutes)
         sleep_until(start)
-        watched = tree(workers.pid) + tree(scheduler.pid)
-        rabbit, postgres = pids("beam.smp"), pids("postgres")
-        before = (cpu_seconds(watched), cpu_seconds(rabbit), cpu_seconds(postgres), machine_busy_seconds())
+        watched = (tree(workers.pid), tree(scheduler.pid), rabbit, pids("postgres"))
+        before = (*map(cpu_seconds, watched), machine_busy_seconds())
         sleep_until(end)
-        after = (cpu_seconds(watched), cpu_seconds(rabbit), cpu_seconds(postgres), machine_busy_seconds())
+        after = (*map(cpu_seconds, watched), machine_busy_seconds())
         rss = peak_rss_mib(tree(workers.pid)[1:])
         sleep_until(end + timedelta(seconds=15))  # let the window's last checks finish
         scheduler.send_signal(signal.SIGTERM)
@@ -140,9 +159,11 @@ def main() -> None:
     window = (end - start).total_seconds()
     checks = len(lags)
     per_check = [(a - b) / max(1, len(lags)) * 1000 for a, b in zip(after, before, strict=True)]
+    broker = f"{args.cluster}-node cluster" if args.cluster else "one node"
     print(
         f"\n{args.components} components every {args.interval} s for {args.minutes:g} min, "
-        f"{args.processes} worker processes x {args.threads} threads"
+        f"{args.processes} worker processes x {args.threads} threads, RabbitMQ {broker}, "
+        f"{env.get('PULSE_QUEUE_TYPE', 'classic')} queues"
     )
     print(f"checks/s          : {checks / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
     print(
@@ -151,10 +172,11 @@ def main() -> None:
     )
     # Every check makes one request and records one row: requests beyond the rows are duplicates.
     print(f"missed, duplicated: {expected - checks}, {answered - baseline_requests - recorded_total}")
-    workers_ms, rabbit_ms, postgres_ms, machine_ms = per_check
+    workers_ms, scheduler_ms, rabbit_ms, postgres_ms, machine_ms = per_check
     print(
-        f"CPU per check     : {workers_ms + rabbit_ms + postgres_ms:.2f} ms (workers and scheduler {workers_ms:.2f},"
-        f" RabbitMQ {rabbit_ms:.2f}, PostgreSQL {postgres_ms:.2f}); whole machine {machine_ms:.2f} ms"
+        f"CPU per check     : {workers_ms + scheduler_ms + rabbit_ms + postgres_ms:.2f} ms (workers {workers_ms:.2f},"
+        f" scheduler {scheduler_ms:.2f}, RabbitMQ {rabbit_ms:.2f}, PostgreSQL {postgres_ms:.2f});"
+        f" whole machine {machine_ms:.2f} ms"
     )
     print(f"worker peak RSS   : {max(rss, default=0):.0f} MiB per process ({sum(rss):.0f} MiB together)")
     print(

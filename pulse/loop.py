@@ -1,20 +1,19 @@
-"""The claim-and-send loop every recurring domain runs: uptime checks today, metric polls and
-on-call escalations next.
+"""The claim-and-send loop every recurring domain runs: uptime checks, metric polls, calculated
+metrics and on-call escalations.
 
-Each minute a domain's tick (`schedules/`) sends one *leg* of its loop: a message that runs about
-a minute (`LEG_SECONDS`), claiming rows a moment before they come due and sending each one's
-message at its time, waking for the next due time. The leg's deadline travels in the message, so
-whatever runs it can die at any moment: RabbitMQ hands the unacknowledged leg to another worker
-(or to the restarted one), which carries it on to the same deadline. A worker that stops
-(SIGTERM) hands the rest of its leg on as a new message. Legs overlap by a few seconds, and two
-schedulers send each leg twice; claims lock what they take (``FOR UPDATE SKIP LOCKED``), so two
-legs at once never send one slot twice.
+A loop runs as a chain of *legs*: messages that each run about a minute (`LEG_SECONDS`), claiming
+rows a moment before they come due and sending each one's message at its time, waking for the
+next due time. At its deadline a leg ends and sends the next leg. The deadline travels in the
+message, so whatever runs a leg can die at any moment: RabbitMQ hands the unacknowledged leg to
+another worker (or to the restarted one), which carries it on to the same deadline. A worker that
+stops (SIGTERM) hands the rest of its leg on as a new message. Claims lock what they take
+(``FOR UPDATE SKIP LOCKED``), so two legs at once never send one slot twice.
 
 A leg takes a worker thread for its minute, so one loop runs one leg at a time (`Turn`): a leg
-waits for the one before it to end (in RabbitMQ, as a delayed message, when that is more than a
-few seconds away: a scheduler's first tick comes up to a minute before the next), and a second
-copy of a leg (a second scheduler's, or one RabbitMQ redelivered while its first copy runs on)
-ends at once, its thread free for checks.
+that finds another leg of its loop running ends at once, its thread free for checks. Each
+minute a domain's tick (`schedules/`) sends a leg too: it ends at once while the chain runs, and
+starts it again when it broke (a leg dead-lettered, RabbitMQ down when a leg sent the next, the
+first tick of all). Two schedulers send two such legs; the second ends at once too.
 
 A claim sends before it commits: a crash in between leaves the slots to claim again (a message
 sent twice is recorded once, by its unique key), never a slot claimed but not sent.
@@ -43,7 +42,7 @@ from pulse.ticks import stopping
 
 logger = logging.getLogger(__name__)
 
-LEG_SECONDS = 62  # a little past the next tick, so a late tick leaves no gap
+LEG_SECONDS = 60  # how long a leg runs before it sends the next
 LEG_TIME_LIMIT = 120_000  # milliseconds: a leg, and a redelivered leg waiting its turn
 LOOKAHEAD = timedelta(milliseconds=100)  # claim what comes due this soon, then send each on time
 # Send the messages due this close together in one batch: each RabbitMQ commit costs the broker a
@@ -53,8 +52,8 @@ GATHER = timedelta(milliseconds=50)
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
 RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
+SEND_NEXT_S = 30  # seconds a leg tries to send the next one (then the next tick starts the loop)
 CONFIRM_S = 2.0  # seconds a leg waits on a copy of itself before ending (the copy may be dying)
-WAIT_S = 5.0  # seconds a leg waits in its thread for the leg before it; longer waits are delayed messages
 
 #: (key, due time) of one claimed row: a component id and its slot, say.
 Claimed = tuple[Any, datetime]
@@ -82,7 +81,8 @@ class Schedule:
 
 
 def start(leg: dramatiq.Actor) -> None:
-    """Send the next leg of a loop (``leg`` takes the deadline, epoch seconds): from a tick."""
+    """Send a leg of a loop (``leg`` takes the deadline, epoch seconds): from a tick, to start the
+    loop or start it again (the leg ends at once while another runs)."""
     leg.send_with_options(args=(time.time() + LEG_SECONDS,), broker_priority=PRIORITY_URGENT)
 
 
@@ -91,26 +91,39 @@ class _StoppingError(Exception):
 
 
 def run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
-    """Claim and send until ``until`` (epoch seconds) or until this worker stops, then hand the
-    rest of the leg to another worker. Returns how many messages were sent.
+    """Claim and send until ``until`` (epoch seconds) or until this worker stops, then send the
+    next leg: the rest of this one if the worker stopped before ``until``, else the next
+    minute's. Returns how many messages were sent.
 
     RabbitMQ and PostgreSQL errors are ridden out: the claim in progress is rolled back (its rows
     wait for the next attempt) and the loop tries again after `RETRY_WAIT`.
     """
     with Turn(schedule.name, until) as turn:
-        if turn.taken:
-            return _run(schedule, until, leg)
-    if turn.before is not None:  # wait in RabbitMQ, not in a thread, until that leg nearly ends
-        delay_ms = int((turn.before - WAIT_S / 2 - time.time()) * 1000)
-        logger.info("%s loop: the leg before runs %.0f s more: this one waits its turn in RabbitMQ.",
-                    schedule.name, turn.before - time.time())  # fmt: skip
-        leg.send_with_options(args=(until,), delay=max(0, delay_ms), broker_priority=PRIORITY_URGENT)
-    elif stopping.is_set() and time.time() < until:
-        leg.send_with_options(args=(until,), broker_priority=PRIORITY_URGENT)  # another worker goes on
-    return 0
+        sent = _run(schedule, until) if turn.taken else 0
+    if turn.held:  # sent once the turn is free (a leg without its turn leaves the chain to the ticks)
+        _send_next(schedule, until, leg)
+    return sent
 
 
-def _run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
+def _send_next(schedule: Schedule, until: float, leg: dramatiq.Actor) -> None:
+    """Send the next leg, trying again each `RETRY_WAIT` while RabbitMQ is away, for up to
+    `SEND_NEXT_S`: the loop goes on by itself after an outage that short."""
+    next_until = until if stopping.is_set() and time.time() < until else time.time() + LEG_SECONDS
+    give_up = time.monotonic() + SEND_NEXT_S
+    while True:
+        try:
+            leg.send_with_options(args=(next_until,), broker_priority=PRIORITY_URGENT)
+            return
+        except (dramatiq.errors.BrokerConnectionError, pika.exceptions.AMQPError) as e:
+            if time.monotonic() >= give_up or stopping.wait(RETRY_WAIT):
+                logger.warning("%s loop: could not send the next leg (%s): the next tick starts the loop again.",
+                               schedule.name, type(e).__name__)  # fmt: skip
+                return
+            logger.warning("%s loop: could not send the next leg (%s): trying again in %d s.",
+                           schedule.name, type(e).__name__, RETRY_WAIT)  # fmt: skip
+
+
+def _run(schedule: Schedule, until: float) -> int:
     deadline = time.monotonic() + (until - time.time())
     logger.info("%s loop: running until %s.", schedule.name, datetime.fromtimestamp(until, UTC).isoformat())
     next_prepare = 0.0
@@ -133,8 +146,6 @@ def _run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
         pass
     finally:
         publisher.close()
-    if stopping.is_set() and time.time() < until:
-        leg.send_with_options(args=(until,), broker_priority=PRIORITY_URGENT)  # another worker goes on
     logger.info("%s loop sent %d message(s).", schedule.name, sent)
     return sent
 
@@ -167,15 +178,14 @@ def _until_next_due(schedule: Schedule, deadline: float) -> float:
 class Turn:
     """A loop's turn to run a leg: a PostgreSQL advisory lock per loop, held on a connection of
     the leg's own (not a pooled one, which would keep the lock after the leg) named after the
-    leg's deadline, so a leg that finds the lock taken can tell a copy of itself from the leg
-    before it. A leg that dies, dies with its connection, and its lock with it.
+    leg's deadline, so a leg that finds the lock taken can tell a copy of itself from another leg.
+    A leg that dies, dies with its connection, and its lock with it.
 
-    ``with Turn(name, until) as turn:`` sets ``turn.taken``: the lock is this leg's, or PostgreSQL
-    could not be asked (the leg runs anyway: claims never double a slot, the lock only saves a
-    thread). It is not taken when a leg with the same deadline holds it (a copy: this one ends
-    after `CONFIRM_S`, in case that copy is dying), when the leg before runs more than `WAIT_S`
-    longer (``turn.before`` is its deadline: the caller sends this leg again for then), or when
-    the worker stops or the deadline passes while waiting for the leg before to end.
+    ``with Turn(name, until) as turn:`` sets ``turn.taken``: the leg runs, because the lock is its
+    own (``turn.held``) or because PostgreSQL could not be asked (claims never double a slot, the
+    lock only saves a thread). It is not taken when another leg holds the lock (it ends at once),
+    when a leg with the same deadline holds it (a copy: this one ends after `CONFIRM_S`, in case
+    that copy is dying), or when the worker stops or the deadline passes meanwhile.
     """
 
     NAMESPACE = 0x50554C53  # "PULS": the first key of Pulse's advisory locks
@@ -188,13 +198,12 @@ class Turn:
     def __init__(self, name: str, until: float) -> None:
         self.name, self.until = name, until
         self.key = zlib.crc32(name.encode()) & 0x7FFFFFFF
-        self.taken = False
-        self.before: float | None = None
+        self.taken = self.held = False
         self.conn: psycopg.Connection | None = None
 
     def __enter__(self) -> Turn:
         try:
-            self.taken = self._take()
+            self.taken = self.held = self._take()
         except psycopg.Error as e:
             logger.warning("%s loop: PostgreSQL: %s: the leg runs without its turn.", self.name, type(e).__name__)
             self.taken = True
@@ -216,16 +225,13 @@ class Turn:
             if self._query("SELECT pg_try_advisory_lock(%s, %s)"):
                 return True
             holder = self._holder_until()
-            now = time.monotonic()
-            if holder is not None and holder >= self.until - 1:
-                copy_since = now if copy_since is None else copy_since
-                if now - copy_since >= CONFIRM_S:
+            if holder is not None and abs(holder - self.until) >= 1:
+                logger.info("%s loop: another leg runs: this one ends.", self.name)
+                return False
+            if holder is not None:
+                copy_since = time.monotonic() if copy_since is None else copy_since
+                if time.monotonic() - copy_since >= CONFIRM_S:
                     logger.info("%s loop: a leg running until the same time runs already: this copy ends.", self.name)
-                    return False
-            else:
-                copy_since = None
-                if holder is not None and holder - time.time() > WAIT_S:
-                    self.before = holder
                     return False
             if time.time() >= self.until or stopping.wait(IDLE_WAKE / 5):
                 return False

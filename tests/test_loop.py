@@ -2,13 +2,14 @@
 
 import dataclasses
 import logging
-import threading
 import time
 
+import dramatiq
 import pytest
 
 from pulse import loop
 from pulse.db import db
+from pulse.rabbitmq import PRIORITY_URGENT
 from pulse.ticks import stopping
 
 
@@ -18,27 +19,21 @@ def running():
     stopping.clear()
 
 
-def test_a_copy_of_a_running_leg_ends_and_the_next_leg_waits_its_turn(database):
-    until = time.time() + loop.WAIT_S  # about to end: the next leg waits in its thread
+def test_a_copy_of_a_running_leg_ends_and_another_leg_ends_at_once(database):
+    until = time.time() + 60
     with loop.Turn("test", until) as first:
         started = time.monotonic()
-        with loop.Turn("test", until + 0.5) as copy:  # a second scheduler's leg, sent a moment later
+        with loop.Turn("test", until + 0.5) as copy:  # redelivered while the first runs on
             pass
         waited = time.monotonic() - started
-        taken = threading.Event()
+        started = time.monotonic()
+        with loop.Turn("test", until + 8) as tick:  # a tick's leg, or a second scheduler's
+            pass
+        ended_after = time.monotonic() - started
 
-        def next_leg():
-            with loop.Turn("test", until + 60) as turn:  # the next minute's
-                if turn.taken:
-                    taken.set()
-
-        later = threading.Thread(target=next_leg)
-        later.start()
-        assert not taken.wait(0.5)  # the next minute's leg waits for this one to end...
-    later.join(10)
-
-    assert first.taken and not copy.taken and waited >= loop.CONFIRM_S
-    assert taken.is_set()  # ...and takes its turn when it does
+    assert first.taken and first.held
+    assert not copy.taken and waited >= loop.CONFIRM_S  # in case the first was dying
+    assert not tick.taken and not tick.held and ended_after < loop.CONFIRM_S  # no thread held waiting
 
 
 def test_a_dead_legs_turn_passes_to_its_redelivered_copy(database):
@@ -58,37 +53,89 @@ def test_other_loops_do_not_wait(database):
         assert uptime.taken and metrics.taken
 
 
-def test_without_postgresql_the_leg_runs_anyway(settings, monkeypatch, caplog):
+def test_without_postgresql_the_leg_runs_anyway_and_leaves_the_next_to_the_ticks(settings, monkeypatch, caplog):
     unreachable = dataclasses.replace(settings, database_url="postgresql://postgres@127.0.0.1:1/pulse")
     monkeypatch.setattr(loop, "get_settings", lambda: unreachable)
+    leg = Leg()
 
     with loop.Turn("test", time.time() + 60) as turn:
-        assert turn.taken
+        assert turn.taken and not turn.held
+    assert loop.run(quiet("test"), time.time() - 1, leg) == 0
     assert "test loop: PostgreSQL: OperationalError: the leg runs without its turn." in caplog.text
+    assert leg.sent == []  # legs without their turn would pile up, a thread each, every minute
+
+
+def quiet(name):
+    """A loop with nothing to claim."""
+    return loop.Schedule(name=name, claim=lambda horizon: [], next_due=lambda: None, message=None)
 
 
 class Leg:
-    """Stands in for a loop's actor: records what `loop.run` sends."""
+    """Stands in for a loop's actor: records what `loop.run` sends, after ``failures`` failed sends."""
 
-    def __init__(self):
-        self.sent = []
+    def __init__(self, failures=0):
+        self.sent, self.failures = [], failures
 
     def send_with_options(self, **options):
+        if self.failures:
+            self.failures -= 1
+            raise dramatiq.errors.ConnectionClosed("RabbitMQ is away")
         self.sent.append(options)
 
 
-def test_a_leg_long_before_its_turn_waits_in_rabbitmq_not_in_a_thread(database, caplog):
-    until = time.time() + 60
-    schedule = loop.Schedule(name="test", claim=lambda horizon: [], next_due=lambda: None, message=None)
+def test_a_leg_at_its_deadline_sends_the_next_minutes_leg(database):
     leg = Leg()
-    caplog.set_level(logging.INFO, logger="pulse.loop")
-    with loop.Turn("test", until) as first:  # a scheduler's first tick: its leg runs a minute
-        started = time.monotonic()
-        assert loop.run(schedule, until + 8, leg) == 0  # the next tick's leg, 8 s later
-        assert time.monotonic() - started < 1  # ended at once
+    until = time.time() + 0.3
 
-    assert first.taken
-    [again] = leg.sent
-    assert again["args"] == (until + 8,)
-    assert (until - loop.WAIT_S / 2 - time.time()) * 1000 - 1500 < again["delay"] <= (until - time.time()) * 1000
-    assert "test loop: the leg before runs 60 s more: this one waits its turn in RabbitMQ." in caplog.text
+    assert loop.run(quiet("test"), until, leg) == 0
+
+    [sent] = leg.sent
+    [next_until] = sent["args"]
+    assert time.time() + loop.LEG_SECONDS - 1 < next_until <= time.time() + loop.LEG_SECONDS
+    assert sent["broker_priority"] == PRIORITY_URGENT and "delay" not in sent
+
+
+def test_a_leg_whose_worker_stops_sends_the_rest_of_itself(database):
+    leg = Leg()
+    until = time.time() + 60
+    stopping.set()
+
+    assert loop.run(quiet("test"), until, leg) == 0
+
+    assert [sent["args"] for sent in leg.sent] == [(until,)]
+
+
+def test_a_leg_while_another_runs_ends_at_once_and_sends_nothing(database, caplog):
+    leg = Leg()
+    until = time.time() + 60
+    caplog.set_level(logging.INFO, logger="pulse.loop")
+    with loop.Turn("test", until) as running:
+        started = time.monotonic()
+        assert loop.run(quiet("test"), until + 8, leg) == 0  # the next tick's leg, 8 s later
+        assert time.monotonic() - started < 1
+
+    assert running.held and leg.sent == []  # the running leg sends the next one
+    assert "test loop: another leg runs: this one ends." in caplog.text
+
+
+def test_a_leg_sends_the_next_through_a_short_rabbitmq_outage(database, caplog, monkeypatch):
+    monkeypatch.setattr(loop, "RETRY_WAIT", 0.01)
+    leg = Leg(failures=2)
+
+    loop.run(quiet("test"), time.time(), leg)
+
+    assert len(leg.sent) == 1
+    assert caplog.text.count("test loop: could not send the next leg (ConnectionClosed): trying again in") == 2
+
+
+def test_a_leg_gives_the_loop_to_the_ticks_after_a_long_outage(database, caplog, monkeypatch):
+    monkeypatch.setattr(loop, "RETRY_WAIT", 0.01)
+    monkeypatch.setattr(loop, "SEND_NEXT_S", 0.05)
+    leg = Leg(failures=1_000_000)
+
+    loop.run(quiet("test"), time.time(), leg)
+
+    assert leg.sent == []
+    assert (
+        "test loop: could not send the next leg (ConnectionClosed): the next tick starts the loop again." in caplog.text
+    )

@@ -28,7 +28,7 @@ class PulseGroup(click.Group):
             fail(str(e), code=2)
         except (peewee.OperationalError, peewee.InterfaceError, psycopg.OperationalError) as e:
             fail(f"database unavailable at {redact(get_settings().database_url)}: {first_line(e)}")
-        except (pika.exceptions.AMQPError, dramatiq.errors.ConnectionError) as e:
+        except (pika.exceptions.AMQPError, dramatiq.errors.BrokerConnectionError) as e:
             fail(
                 f"RabbitMQ unavailable at {redact(get_settings().broker_url)} ({first_line(e) or type(e).__name__}): "
                 "is it running? (rabbitmq-server -detached, or systemctl start rabbitmq-server)"

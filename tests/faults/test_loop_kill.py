@@ -18,7 +18,7 @@ from tests.support.wait import wait_for
 COMPONENTS, INTERVAL = 100, 15
 LATE_S = 5  # the most a check may start after its slot, a takeover included
 RUNNING = "uptime loop: running until"
-WATCHED_S = 50  # slots due this long after the tick are checked (the leg runs 62 s)
+WATCHED_S = 50  # slots due this long after the tick are checked (the leg runs 60 s)
 
 
 @pytest.mark.minutes

@@ -1,13 +1,14 @@
 """Scheduling checks (`pulse.uptime.schedule`): claims on each component's grid, every slot sent once and on time."""
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from pulse.db import db
 from pulse.models import Component, UptimeCheck, utcnow
 from pulse.uptime import schedule as scheduling
-from schedules.uptime import schedule
+from schedules.uptime import run_loop, schedule
 from tests.support.wait import wait_for
 from tests.support.worker import free_port, metric
 
@@ -80,3 +81,25 @@ def test_two_schedulers_send_each_slot_once_and_on_time(make_component, target, 
     assert wait_for(lambda: metric(port, "worker_task_success_total", task_name="check") == 2, "2 checks")
     assert len(target.received) == 2
     assert worker.output.count("uptime loop: running until") == 1  # one leg ran, its copy ended
+
+
+def test_a_leg_at_its_deadline_sends_the_next_and_no_slot_waits(make_component, target, workers):
+    worker = workers(threads=4)
+    now = utcnow()
+    before = make_component(target, key="before", interval_seconds=3600, next_check_at=now + timedelta(seconds=1.5))
+    after = make_component(target, key="after", interval_seconds=3600, next_check_at=now + timedelta(seconds=4.5))
+
+    run_loop.send(time.time() + 3)  # a leg that ends between the two slots, and no tick after it
+    rows = wait_for(
+        lambda: (found := list(UptimeCheck.select().order_by(UptimeCheck.scheduled_at))) and len(found) == 2 and found,
+        "a check before the leg's deadline and one after it",
+        timeout=30,
+    )
+
+    assert [(r.component_id, r.scheduled_at) for r in rows] == [
+        (before.id, before.next_check_at),
+        (after.id, after.next_check_at),
+    ]
+    for row in rows:
+        assert timedelta(0) <= row.started_at - row.scheduled_at < timedelta(seconds=1)
+    assert worker.output.count("uptime loop: running until") == 2  # the first leg, then the one it sent

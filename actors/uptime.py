@@ -1,8 +1,17 @@
-"""The uptime queue's work: one HTTP check of one component."""
+"""The uptime queue's work: HTTP checks of components, each for its slot.
+
+The scheduling loop sends the checks due together as one message (`checks`): their requests run
+at once, on a pool of threads that only make requests (`CONCURRENT_CHECKS` per process), and their
+outcomes are written in one transaction, so RabbitMQ, dramatiq and PostgreSQL's commit are paid
+once a batch, not once a check. Each check is still recorded once per component and slot: a
+redelivered batch checks only the slots it finds unrecorded.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import dramatiq
@@ -10,28 +19,60 @@ import dramatiq
 from pulse import events
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
+from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.net import AddressPolicy
 from pulse.uptime import record
+from pulse.uptime.check import Outcome
 from pulse.uptime.check import run as run_check
 
 logger = logging.getLogger(__name__)
 POLICY = AddressPolicy.from_settings(get_settings())
+CONCURRENT_CHECKS = 256  # requests in flight per worker process: 16 threads of full batches never wait
+_requests = ThreadPoolExecutor(CONCURRENT_CHECKS, thread_name_prefix="check")
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
 def check(component_id: int, scheduled_at: str) -> None:
     """Check one component for the slot ``scheduled_at`` (ISO 8601) and record the outcome."""
+    _check_all([(component_id, _slot(scheduled_at))])
+
+
+@dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
+def checks(batch: list[list]) -> None:
+    """Check each ``[component_id, scheduled_at]`` of ``batch`` at once and record the outcomes."""
+    if not isinstance(batch, list) or not all(isinstance(item, list) and len(item) == 2 for item in batch):
+        raise PermanentError("batch is not a list of [component_id, scheduled_at] pairs")
+    _check_all([(component_id, _slot(scheduled_at)) for component_id, scheduled_at in batch])
+
+
+def _slot(scheduled_at: str) -> datetime:
     try:
-        slot = datetime.fromisoformat(scheduled_at)
+        return datetime.fromisoformat(scheduled_at)
     except (TypeError, ValueError):
         raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
-    loaded = record.load(component_id, slot)
-    if loaded is None or not loaded.checkable:
-        logger.info("Component %s is gone, paused or not an endpoint: check skipped.", component_id)
-        return
-    pulse_logging.bind(organizationId=loaded.component.organization_id)
-    if loaded.recorded:
-        return  # a redelivered message: this slot is recorded already
-    outcome = run_check(loaded.request, loaded.conditions, loaded.extract, POLICY)
-    events.publish(record.save(loaded, slot, outcome))
+
+
+def _check_all(slots: Sequence[tuple[int, datetime]]) -> None:
+    due = []
+    for component_id, slot in slots:
+        loaded = record.load(component_id, slot)
+        if loaded is None or not loaded.checkable:
+            logger.info("Component %s is gone, paused or not an endpoint: check skipped.", component_id)
+        elif not loaded.recorded:  # else a redelivered message: this slot is recorded already
+            due.append((loaded, slot))
+    if len(due) == 1:
+        pulse_logging.bind(organizationId=due[0][0].component.organization_id)
+    outcomes = _run([loaded for loaded, _ in due])
+    with db.atomic():  # one commit for the batch
+        written = [event for (loaded, slot), outcome in zip(due, outcomes, strict=True)
+                   for event in record.save(loaded, slot, outcome)]  # fmt: skip
+    events.publish(written)
+
+
+def _run(due: list[record.Loaded]) -> list[Outcome]:
+    """Each check's outcome: in this thread for one, at once on the request pool for several."""
+    if len(due) == 1:
+        return [run_check(due[0].request, due[0].conditions, due[0].extract, POLICY)]
+    futures = [_requests.submit(run_check, d.request, d.conditions, d.extract, POLICY) for d in due]
+    return [future.result() for future in futures]

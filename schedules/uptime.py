@@ -1,10 +1,11 @@
-"""Uptime scheduling: each minute's tick sends a leg of the claim-and-send loop (`pulse.loop`),
-which sends each component's check at its slot (sub-minute intervals included)."""
+"""Uptime scheduling: the claim-and-send loop (`pulse.loop`, a leg of which each minute's tick
+sends) sends each component's check at its slot (sub-minute intervals included), the checks due
+together in one message."""
 
 import dramatiq
 from periodiq import cron
 
-from actors.uptime import check
+from actors.uptime import check, checks
 from pulse import loop
 from pulse.ticks import Tick
 from pulse.uptime import schedule as due
@@ -15,6 +16,7 @@ UPTIME = loop.Schedule(
     next_due=due.next_due,
     message=lambda component_id, slot: check.message(component_id, slot.isoformat()),
     prepare=due.start_new,
+    batch=lambda rows: checks.message([[component_id, slot.isoformat()] for component_id, slot in rows]),
 )
 
 

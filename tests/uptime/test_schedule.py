@@ -78,7 +78,7 @@ def test_two_schedulers_send_each_slot_once_and_on_time(make_component, target, 
     for row in rows:
         assert timedelta(0) <= row.started_at - row.scheduled_at < timedelta(seconds=1)
     # Each slot was sent once: as many check messages processed as slots, and requests made.
-    assert wait_for(lambda: metric(port, "worker_task_success_total", task_name="check") == 2, "2 checks")
+    assert wait_for(lambda: metric(port, "worker_task_success_total", task_name="checks") == 2, "2 checks")
     assert len(target.received) == 2
     assert worker.output.count("uptime loop: running until") == 1  # one leg ran, its copy ended
 

@@ -4,6 +4,7 @@
     python tests/benchmarks/bench_uptime.py --components 20000 --interval 60 --minutes 3
     PULSE_QUEUE_TYPE=quorum python tests/benchmarks/bench_uptime.py   # quorum queues, one node
     python tests/benchmarks/bench_uptime.py --cluster 3                # quorum queues, 3 nodes
+    python tests/benchmarks/bench_uptime.py --url http://127.0.0.1:8080/   # a target of your own
 
 It migrates its own database (pulse_bench_uptime) and vhost, starts the target
 (tests/benchmarks/fast_target.py), times plain `requests` against it (a fresh connection per
@@ -13,6 +14,11 @@ warm-up measures a window of T minutes. It prints checks/s; the start lag (when 
 minus its slot) p50/p99/max; missed slots (due in the window, never checked) and duplicated checks
 (requests the target answered beyond the checks recorded); the CPU of the workers, the
 scheduler, RabbitMQ and PostgreSQL per check; the workers' peak RSS; and the ratio to the baseline.
+
+With ``--url URL`` it checks that target instead (a local nginx, say, as a user points Pulse at
+real sites; conditions ``[STATUS] < 400`` and ``[RESPONSE_TIME] < 1000``): duplicated requests are
+then not counted (they are counted at the benchmark's own target only), and the baseline times
+plain `requests` against that URL.
 
 With ``--cluster N`` it starts a RabbitMQ cluster of N nodes of its own (tests/support/cluster.py:
 ports 5781 and up, the system's node untouched), runs Pulse on it with quorum queues, and counts
@@ -56,7 +62,27 @@ from tests.support.cluster import Cluster, beam_pids
 
 NAME = "pulse_bench_uptime"
 ENV = environment(NAME)
-CONDITIONS = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'
+OWN = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'  # fast_target.py's answer
+OTHER = '["[STATUS] < 400", "[RESPONSE_TIME] < 1000"]'
+_target: list[subprocess.Popen] = []
+
+
+def start_target() -> int:
+    """Start tests/benchmarks/fast_target.py; its port."""
+    port = free_port()
+    target = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(port)], stdout=subprocess.PIPE, text=True
+    )
+    assert target.stdout and target.stdout.readline().strip() == "ready"
+    _target.append(target)
+    return port
+
+
+def stop_target() -> int:
+    """Stop the target; how many requests it answered."""
+    target = _target.pop()
+    target.send_signal(signal.SIGTERM)
+    return json.loads(target.communicate(timeout=30)[0].splitlines()[-1])["requests"]
 
 
 def baseline(url: str, seconds: float = 10) -> tuple[int, float]:
@@ -69,7 +95,9 @@ def baseline(url: str, seconds: float = 10) -> tuple[int, float]:
     return done, done / (time.monotonic() - started)
 
 
-def create_components(conn: psycopg.Connection, count: int, interval: int, url: str, first: datetime) -> None:
+def create_components(
+    conn: psycopg.Connection, count: int, interval: int, url: str, first: datetime, conditions: str = OWN
+) -> None:
     org = conn.execute("INSERT INTO organization (slug, name) VALUES ('bench', 'Bench') RETURNING id").fetchone()[0]
     with conn.cursor().copy(
         "COPY component (organization_id, key, name, url, interval_seconds, timeout_ms, conditions, next_check_at)"
@@ -77,7 +105,7 @@ def create_components(conn: psycopg.Connection, count: int, interval: int, url: 
     ) as copy:
         for i in range(count):
             slot = first + timedelta(seconds=interval * i / count)
-            copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, CONDITIONS, slot))
+            copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, conditions, slot))
 
 
 def main() -> None:
@@ -88,6 +116,7 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--cluster", type=int, default=0, metavar="N", help="on a RabbitMQ cluster of N nodes")
+    parser.add_argument("--url", help="check this target (a local nginx, say) instead of the benchmark's own")
     args = parser.parse_args()
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
     with Cluster(size=args.cluster) if args.cluster else contextlib.nullcontext() as cluster:
@@ -102,20 +131,14 @@ def main() -> None:
 def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> None:
     """Measure Pulse with ``env``, counting the CPU of the ``rabbit`` processes as RabbitMQ's."""
     reset(NAME)
-    target_port = free_port()
-    target = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(target_port)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert target.stdout and target.stdout.readline().strip() == "ready"
-    url = f"http://127.0.0.1:{target_port}/health"
+    target = None if args.url else start_target()
+    url = args.url or f"http://127.0.0.1:{target}/health"
     baseline_requests, plain = baseline(url)
 
     boot = timedelta(seconds=20)
     first = datetime.now(UTC) + boot
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
-        create_components(conn, args.components, args.interval, url, first)
+        create_components(conn, args.components, args.interval, url, first, OWN if target else OTHER)
     workers, scheduler = start_pulse(env, args.processes, args.threads)
     try:
         start = first + timedelta(seconds=args.interval + 15)  # warm-up: one interval, and a tick or so
@@ -131,8 +154,7 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         scheduler.wait(30)
     finally:
         stop_pulse(workers, scheduler)
-        target.send_signal(signal.SIGTERM)
-        answered = json.loads(target.communicate(timeout=30)[0].splitlines()[-1])["requests"]
+        answered = stop_target() if target else None
 
     with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
         lags = [
@@ -171,7 +193,8 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         f" max {max(lags, default=float('nan')) * 1000:.0f} ms"
     )
     # Every check makes one request and records one row: requests beyond the rows are duplicates.
-    print(f"missed, duplicated: {expected - checks}, {answered - baseline_requests - recorded_total}")
+    duplicated = "not counted (not our target)" if answered is None else answered - baseline_requests - recorded_total
+    print(f"missed, duplicated: {expected - checks}, {duplicated}")
     workers_ms, scheduler_ms, rabbit_ms, postgres_ms, machine_ms = per_check
     print(
         f"CPU per check     : {workers_ms + scheduler_ms + rabbit_ms + postgres_ms:.2f} ms (workers {workers_ms:.2f},"

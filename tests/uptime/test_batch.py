@@ -67,6 +67,7 @@ def test_a_component_gone_or_paused_is_skipped_and_the_rest_checked(make_compone
     [
         ("not a list", "batch is not a list of [component_id, scheduled_at] pairs"),
         ([[1]], "batch is not a list of [component_id, scheduled_at] pairs"),
+        ([["1", SLOT]], "batch is not a list of [component_id, scheduled_at] pairs"),
         ([[1, "yesterday"]], "scheduled_at 'yesterday' is not an ISO 8601 time"),
     ],
 )

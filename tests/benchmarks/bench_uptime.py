@@ -64,23 +64,20 @@ NAME = "pulse_bench_uptime"
 ENV = environment(NAME)
 OWN = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'  # fast_target.py's answer
 OTHER = '["[STATUS] < 400", "[RESPONSE_TIME] < 1000"]'
-_target: list[subprocess.Popen] = []
 
 
-def start_target() -> int:
-    """Start tests/benchmarks/fast_target.py; its port."""
+def start_target() -> tuple[subprocess.Popen, str]:
+    """Start tests/benchmarks/fast_target.py: the process and the URL to check."""
     port = free_port()
     target = subprocess.Popen(
         [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(port)], stdout=subprocess.PIPE, text=True
     )
     assert target.stdout and target.stdout.readline().strip() == "ready"
-    _target.append(target)
-    return port
+    return target, f"http://127.0.0.1:{port}/health"
 
 
-def stop_target() -> int:
+def stop_target(target: subprocess.Popen) -> int:
     """Stop the target; how many requests it answered."""
-    target = _target.pop()
     target.send_signal(signal.SIGTERM)
     return json.loads(target.communicate(timeout=30)[0].splitlines()[-1])["requests"]
 
@@ -131,8 +128,7 @@ def main() -> None:
 def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> None:
     """Measure Pulse with ``env``, counting the CPU of the ``rabbit`` processes as RabbitMQ's."""
     reset(NAME)
-    target = None if args.url else start_target()
-    url = args.url or f"http://127.0.0.1:{target}/health"
+    target, url = (None, args.url) if args.url else start_target()
     baseline_requests, plain = baseline(url)
 
     boot = timedelta(seconds=20)
@@ -154,7 +150,7 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         scheduler.wait(30)
     finally:
         stop_pulse(workers, scheduler)
-        answered = stop_target() if target else None
+        answered = stop_target(target) if target else None
 
     with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
         lags = [

@@ -44,11 +44,12 @@ logger = logging.getLogger(__name__)
 
 LEG_SECONDS = 60  # how long a leg runs before it sends the next
 LEG_TIME_LIMIT = 120_000  # milliseconds: a leg, and a redelivered leg waiting its turn
-LOOKAHEAD = timedelta(milliseconds=100)  # claim what comes due this soon, then send each on time
-# Send the messages due this close together in one batch: each RabbitMQ commit costs the broker a
-# disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6 to 3.0 ms of CPU each,
-# p99 start lag 57 ms. A longer LOOKAHEAD (250 ms) saved nothing and added 100 ms to the p99.
+# Send the messages due this close together in one RabbitMQ transaction (`Schedule.gather`): each
+# commit costs the broker a disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6
+# to 3.0 ms of CPU each, p99 start lag 57 ms. Loops whose messages must leave on time keep this.
 GATHER = timedelta(milliseconds=50)
+CLAIM_AHEAD = timedelta(milliseconds=50)  # claimed this long before the gather opens, to be on time
+LOOKAHEAD = GATHER + CLAIM_AHEAD  # how far ahead a loop with the default gather claims
 BATCH_MAX = 16  # rows in one message of a loop that batches them (`Schedule.batch`)
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
@@ -74,6 +75,10 @@ class Schedule:
         together, or None to send a message per row.
       prepare: ``prepare(now)``, called every `PREPARE_EVERY` seconds before claiming (uptime
         gives new components their first slot), or None.
+      gather: how long after a row is due the loop waits for others to send with it: one
+        RabbitMQ transaction, and one batch message, for all the rows due within it. A message
+        leaves up to this late, never early. Uptime gathers 200 ms, as its checks are many and
+        batched; the others keep `GATHER`.
     """
 
     name: str
@@ -82,6 +87,12 @@ class Schedule:
     message: Callable[[Any, datetime], dramatiq.Message]
     prepare: Callable[[datetime], object] | None = None
     batch: Callable[[Sequence[Claimed]], dramatiq.Message] | None = None
+    gather: timedelta = GATHER
+
+    @property
+    def lookahead(self) -> timedelta:
+        """How far ahead the loop claims: the whole gather, and `CLAIM_AHEAD` to claim it in."""
+        return self.gather + CLAIM_AHEAD
 
     def messages(self, rows: Sequence[Claimed]) -> list[dramatiq.Message]:
         """The messages for rows due together: one per row, or batches of nearly equal size."""
@@ -162,14 +173,15 @@ def _run(schedule: Schedule, until: float) -> int:
 
 
 def _claim_and_send(schedule: Schedule, publisher: BatchPublisher) -> int:
-    """Claim what is due within `LOOKAHEAD` and send it as it comes due: `GATHER` after the first
-    unsent one is due, all those due by then, in one RabbitMQ transaction (each commit costs the
-    broker a disk sync, so a message may leave up to `GATHER` late but never early)."""
+    """Claim what is due within the schedule's lookahead and send it as it comes due: its gather
+    after the first unsent one is due, all those due by then, in one RabbitMQ transaction (each
+    commit costs the broker a disk sync, so a message may leave up to a gather late but never
+    early)."""
     with db.atomic():
-        claimed = sorted(schedule.claim(utcnow() + LOOKAHEAD), key=lambda row: row[1])
+        claimed = sorted(schedule.claim(utcnow() + schedule.lookahead), key=lambda row: row[1])
         position = 0
         while position < len(claimed):
-            wait = (claimed[position][1] + GATHER - utcnow()).total_seconds()
+            wait = (claimed[position][1] + schedule.gather - utcnow()).total_seconds()
             if wait > 0 and stopping.wait(wait):
                 raise _StoppingError
             now = utcnow()
@@ -182,7 +194,7 @@ def _claim_and_send(schedule: Schedule, publisher: BatchPublisher) -> int:
 def _until_next_due(schedule: Schedule, deadline: float) -> float:
     """Seconds to sleep before the next claim: until a moment before the next row is due."""
     due = schedule.next_due()
-    wait = IDLE_WAKE if due is None else (due - utcnow() - LOOKAHEAD).total_seconds()
+    wait = IDLE_WAKE if due is None else (due - utcnow() - schedule.lookahead).total_seconds()
     return max(0.0, min(wait, IDLE_WAKE, deadline - time.monotonic()))
 
 

@@ -2,6 +2,8 @@
 sends) sends each component's check at its slot (sub-minute intervals included), the checks due
 together in one message."""
 
+from datetime import timedelta
+
 import dramatiq
 from periodiq import cron
 
@@ -17,6 +19,9 @@ UPTIME = loop.Schedule(
     message=lambda component_id, slot: check.message(component_id, slot.isoformat()),
     prepare=due.start_new,
     batch=lambda rows: checks.message([[component_id, slot.isoformat()] for component_id, slot in rows]),
+    # A check may start up to 200 ms after its slot: at 100 checks a second that makes batches of
+    # about 20 instead of 5, which took 2,000 checks every 20 s from 2.4-2.7 to 1.7 ms of CPU each.
+    gather=timedelta(milliseconds=200),
 )
 
 

@@ -3,6 +3,7 @@
 import dataclasses
 import logging
 import time
+from datetime import timedelta
 
 import dramatiq
 import pytest
@@ -139,3 +140,38 @@ def test_a_leg_gives_the_loop_to_the_ticks_after_a_long_outage(database, caplog,
     assert (
         "test loop: could not send the next leg (ConnectionClosed): the next tick starts the loop again." in caplog.text
     )
+
+
+class Publisher:
+    """Stands in for `BatchPublisher`: records each transaction's messages and when it was sent."""
+
+    def __init__(self):
+        self.sent = []
+
+    def publish(self, messages):
+        self.sent.append((loop.utcnow(), list(messages)))
+
+
+def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_together(database):
+    start = loop.utcnow()
+    due = [start + timedelta(milliseconds=ms) for ms in (0, 100, 220)]
+    horizons = []
+
+    def claim(horizon):
+        horizons.append(horizon)
+        return [(key, at) for key, at in enumerate(due) if at <= horizon]
+
+    schedule = loop.Schedule(
+        name="test", claim=claim, next_due=lambda: None, message=lambda key, at: key,
+        gather=timedelta(milliseconds=200),
+    )  # fmt: skip
+    publisher = Publisher()
+
+    assert loop._claim_and_send(schedule, publisher) == 3
+
+    [horizon] = horizons
+    assert horizon - start >= timedelta(milliseconds=250)  # the gather, and `CLAIM_AHEAD` to claim it in
+    first_sent, first = publisher.sent[0]
+    assert first[:2] == [0, 1] and first_sent >= due[0] + schedule.gather  # the second waited for the first
+    assert sorted(key for _, keys in publisher.sent for key in keys) == [0, 1, 2]
+    assert all(sent_at >= due[key] for sent_at, keys in publisher.sent for key in keys)  # never early

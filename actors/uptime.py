@@ -56,8 +56,7 @@ def _slot(scheduled_at: str) -> datetime:
 
 def _check_all(slots: Sequence[tuple[int, datetime]]) -> None:
     due = []
-    for component_id, slot in slots:
-        loaded = record.load(component_id, slot)
+    for (component_id, slot), loaded in zip(slots, record.load_all(slots), strict=True):
         if loaded is None or not loaded.checkable:
             logger.info("Component %s is gone, paused or not an endpoint: check skipped.", component_id)
         elif not loaded.recorded:  # else a redelivered message: this slot is recorded already
@@ -66,8 +65,7 @@ def _check_all(slots: Sequence[tuple[int, datetime]]) -> None:
         pulse_logging.bind(organizationId=due[0][0].component.organization_id)
     outcomes = _run([loaded for loaded, _ in due])
     with db.atomic():  # one commit for the batch
-        written = [event for (loaded, slot), outcome in zip(due, outcomes, strict=True)
-                   for event in record.save(loaded, slot, outcome)]  # fmt: skip
+        written = record.save_all([(*check, outcome) for check, outcome in zip(due, outcomes, strict=True)])
     events.publish(written)
 
 

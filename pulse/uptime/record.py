@@ -1,15 +1,17 @@
 """Recording a check: the check row (unique per component and scheduled time, so a redelivered
 message writes nothing twice), its extracted values, and what it means for the component.
 
-Most checks leave the status as it was: they are recorded in one guarded statement. A change of
-status, a late result or a concurrent check takes the component's row lock and applies the change
-once (`pulse.components.changes`). Both write the check row and its values with the same SQL.
+Most checks leave the status as it was: they are recorded in one guarded statement, several at
+once. A change of status, a late result or a concurrent check takes the component's row lock and
+applies the change once (`pulse.components.changes`). Both write the check rows and their values
+with the same SQL.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,13 +36,14 @@ class Loaded:
     recorded: bool  # this slot is recorded already (a redelivered message)
 
 
+# One row per (id, slot) pair of the arrays, numbered from 1 in their order; none for a deleted component.
 LOAD = f"""
 SELECT {changes.COLUMNS}, c.failure_threshold, c.success_threshold,
        c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.forward_headers, c.body, c.timeout_ms,
        c.conditions, c.extract, c.last_checked_at,
-       EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = %(slot)s)
-FROM component c
-WHERE c.id = %(id)s
+       EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot), s.n
+FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[]) WITH ORDINALITY AS s (id, slot, n)
+JOIN component c ON c.id = s.id
 """
 # FOR NO KEY UPDATE: the check row's foreign key (FOR KEY SHARE) does not wait for it.
 LOAD_LOCKED = LOAD + "FOR NO KEY UPDATE OF c"
@@ -48,10 +51,20 @@ LOAD_LOCKED = LOAD + "FOR NO KEY UPDATE OF c"
 
 def load(component_id: int, scheduled_at: datetime, *, lock: bool = False) -> Loaded | None:
     """The component of a check, or None if it was deleted. ``lock``: hold its row until commit."""
-    row = db.execute_sql(LOAD_LOCKED if lock else LOAD, {"id": component_id, "slot": scheduled_at, "now": utcnow()})
-    values = row.fetchone()
-    if values is None:
-        return None
+    return load_all([(component_id, scheduled_at)], lock=lock)[0]
+
+
+def load_all(checks: Sequence[tuple[int, datetime]], *, lock: bool = False) -> list[Loaded | None]:
+    """The component of each (component id, slot) check, in one query: None where it was deleted."""
+    if not checks:
+        return []
+    ids, slots = zip(*checks, strict=True)
+    query = db.execute_sql(LOAD_LOCKED if lock else LOAD, {"ids": list(ids), "slots": list(slots), "now": utcnow()})
+    found = {values[-1]: _loaded(values[:-1]) for values in query.fetchall()}
+    return [found.get(n) for n in range(1, len(checks) + 1)]
+
+
+def _loaded(values: Sequence[Any]) -> Loaded:
     snapshot = changes.Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
     checkable, method, url, headers, forward, body, timeout_ms, texts, extract, last_checked_at, recorded = values[11:]
     return Loaded(
@@ -65,73 +78,103 @@ def load(component_id: int, scheduled_at: datetime, *, lock: bool = False) -> Lo
     )
 
 
-# The check row, written from the rows of {source} (one component id, or none), then the check's
-# extracted values if it has any, which mark the calculated metrics they feed. ON CONFLICT: the
+# The checks to write, one row each: what `_values` gives, as arrays of equal length.
+_COLUMNS = {
+    "id": "bigint", "slot": "timestamptz", "started": "timestamptz", "code": "integer", "ms": "integer",
+    "success": "boolean", "seen": "text", "error": "text", "results": "jsonb",
+    # what the fast path's guard compares (unused by the locked path)
+    "status": "text", "failures": "integer", "successes": "integer",
+    "was_failures": "integer", "was_successes": "integer", "was_checked": "timestamptz",
+}  # fmt: skip
+_BATCH = "batch AS (SELECT * FROM unnest({}) AS batch ({}))".format(
+    ", ".join(f"%({name})s::{kind}[]" for name, kind in _COLUMNS.items()), ", ".join(_COLUMNS)
+)
+# The check rows, written from the rows of {source}, then the check's extracted values if it has
+# any (one check only: %(values)s), which mark the calculated metrics they feed. ON CONFLICT: the
 # slot is recorded already.
 _CHECK = """checked AS (
     INSERT INTO uptime_check (component_id, scheduled_at, started_at, checked_at, status_code, response_time_ms,
                               success, outcome, error, condition_results)
-    SELECT id, %(slot)s, %(started)s, %(now)s, %(code)s, %(ms)s, %(success)s, %(seen)s, %(error)s, %(results)s::jsonb
+    SELECT id, slot, started, %(now)s, code, ms, success, seen, error, results
     FROM {source}
     ON CONFLICT DO NOTHING
-    RETURNING component_id
+    RETURNING component_id, scheduled_at
 )"""
 _EXTRACTED = """, points AS (
     INSERT INTO extracted_value_data_point (extracted_value_id, value, scheduled_at, created_at)
-    SELECT e.id, v.value::double precision, %(slot)s, %(now)s
+    SELECT e.id, x.value::double precision, checked.scheduled_at, %(now)s
     FROM checked
     JOIN extracted_value e ON e.component_id = checked.component_id
-    JOIN jsonb_each_text(%(values)s::jsonb) AS v (name, value) ON v.name = e.name
+    JOIN jsonb_each_text(%(values)s::jsonb) AS x (name, value) ON x.name = e.name
     ON CONFLICT DO NOTHING
-    RETURNING extracted_value_id, value
+    RETURNING extracted_value_id, value, scheduled_at
 ), latest AS (
-    UPDATE extracted_value e SET last_value = points.value, last_at = %(slot)s
-    FROM points WHERE e.id = points.extracted_value_id AND (e.last_at IS NULL OR e.last_at < %(slot)s)
+    UPDATE extracted_value e SET last_value = points.value, last_at = points.scheduled_at
+    FROM points WHERE e.id = points.extracted_value_id AND (e.last_at IS NULL OR e.last_at < points.scheduled_at)
     RETURNING e.id
 ), """ + due.marks("v.extracted_value_id IN (SELECT id FROM latest)")
-# The fast path: the component's new counters, guarded by the values they were computed from (so a
-# concurrent check makes it change nothing), and the check row only if that update happened.
-_UNCHANGED = """WITH RECURSIVE updated AS (
-    UPDATE component
-    SET consecutive_failures = %(failures)s, consecutive_successes = %(successes)s,
-        last_checked_at = %(slot)s, last_response_time_ms = %(ms)s
-    WHERE id = %(id)s AND status = %(status)s
-      AND consecutive_failures = %(was_failures)s AND consecutive_successes = %(was_successes)s
-      AND last_checked_at IS NOT DISTINCT FROM %(was_checked)s
-      AND NOT EXISTS (SELECT 1 FROM uptime_check WHERE component_id = %(id)s AND scheduled_at = %(slot)s)
-    RETURNING id
+# The fast path: each component's new counters, guarded by the values they were computed from (so
+# a concurrent check makes it change nothing), and the check row only if that update happened.
+_UNCHANGED = f"""WITH RECURSIVE {_BATCH}, updated AS (
+    UPDATE component c
+    SET consecutive_failures = batch.failures, consecutive_successes = batch.successes,
+        last_checked_at = batch.slot, last_response_time_ms = batch.ms
+    FROM batch
+    WHERE c.id = batch.id AND c.status = batch.status
+      AND c.consecutive_failures = batch.was_failures AND c.consecutive_successes = batch.was_successes
+      AND c.last_checked_at IS NOT DISTINCT FROM batch.was_checked
+      AND NOT EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = batch.id AND u.scheduled_at = batch.slot)
+    RETURNING batch.*
 ), """ + _CHECK.format(source="updated")
-_LOCKED = "WITH RECURSIVE " + _CHECK.format(source="(SELECT %(id)s::bigint AS id) AS component")
-_COUNT = " SELECT count(*) FROM checked"
+_LOCKED = f"WITH RECURSIVE {_BATCH}, " + _CHECK.format(source="batch")
+_WRITTEN = " SELECT component_id, scheduled_at FROM checked"
 SQL = {
-    (False, False): _UNCHANGED + _COUNT,
-    (False, True): _UNCHANGED + _EXTRACTED + _COUNT,
-    (True, False): _LOCKED + _COUNT,
-    (True, True): _LOCKED + _EXTRACTED + _COUNT,
+    (False, False): _UNCHANGED + _WRITTEN,
+    (False, True): _UNCHANGED + _EXTRACTED + _WRITTEN,
+    (True, False): _LOCKED + _WRITTEN,
+    (True, True): _LOCKED + _EXTRACTED + _WRITTEN,
 }
+
+#: One check to record: its component as loaded, its slot, and its outcome.
+Check = tuple[Loaded, datetime, Outcome]
 
 
 def save(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> list[int]:
-    """Record a check. Returns the ids of the events written, to publish.
+    """Record a check. Returns the ids of the events written, to publish."""
+    return save_all([(loaded, scheduled_at, outcome)])
 
-    Most checks leave the status as it was: they are recorded in one guarded statement. A change
-    of status, a late result or a concurrent check takes `record`, with the component locked.
+
+def save_all(checks: Sequence[Check]) -> list[int]:
+    """Record checks, in the caller's transaction. Returns the ids of the events written, to publish.
+
+    Most checks leave the status as it was: those that extract nothing are recorded together in
+    one guarded statement, the others in one each. A change of status, a late result or a
+    concurrent check (its guard failed) takes `record`, with the component locked.
     """
+    fast = [(check, values) for check in checks if (values := _guarded(*check)) is not None]
+    written = _write([values for (_, _, outcome), values in fast if not outcome.extracted], locked=False)
+    for (_, _, outcome), values in fast:
+        if outcome.extracted:
+            written |= _write([values], locked=False, extracted=outcome.extracted)
+    return [event for loaded, slot, outcome in checks if (loaded.component.id, slot) not in written
+            for event in record(loaded.component.id, slot, outcome)]  # fmt: skip
+
+
+def _guarded(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> dict[str, Any] | None:
+    """The fast path's values for a check that leaves the status as it was and is the latest, else None."""
     after = loaded.component.after(outcome.seen)
-    latest = loaded.last_checked_at is None or scheduled_at > loaded.last_checked_at
-    if after.status == loaded.component.state.status and latest:
-        values = _values(loaded.component.id, scheduled_at, outcome)
-        values.update(
-            status=loaded.component.state.status,
-            failures=after.failures,
-            successes=after.successes,
-            was_failures=loaded.component.state.failures,
-            was_successes=loaded.component.state.successes,
-            was_checked=loaded.last_checked_at,
-        )
-        if _write(values, locked=False, extracted=bool(outcome.extracted)):
-            return []
-    return record(loaded.component.id, scheduled_at, outcome)
+    if after.status != loaded.component.state.status:
+        return None
+    if loaded.last_checked_at is not None and scheduled_at <= loaded.last_checked_at:
+        return None
+    return _values(loaded.component.id, scheduled_at, outcome) | {
+        "status": loaded.component.state.status,
+        "failures": after.failures,
+        "successes": after.successes,
+        "was_failures": loaded.component.state.failures,
+        "was_successes": loaded.component.state.successes,
+        "was_checked": loaded.last_checked_at,
+    }
 
 
 def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[int]:
@@ -146,7 +189,7 @@ def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[
         if loaded is None:  # deleted since the check was sent
             return []
         values = _values(component_id, scheduled_at, outcome)
-        if not _write(values, locked=True, extracted=bool(outcome.extracted)):
+        if not _write([values], locked=True, extracted=outcome.extracted):
             return []  # this check was recorded already (a redelivered message)
         if loaded.last_checked_at is not None and scheduled_at <= loaded.last_checked_at:
             return []
@@ -172,11 +215,14 @@ def _values(component_id: int, scheduled_at: datetime, outcome: Outcome) -> dict
         "seen": outcome.seen,
         "error": outcome.error,
         "results": json.dumps([r.as_dict() for r in outcome.results]),
-        "values": json.dumps(outcome.extracted),
     }
 
 
-def _write(values: dict[str, Any], *, locked: bool, extracted: bool) -> bool:
-    """Write the check row (and its extracted values); False when nothing was written."""
-    row = db.execute_sql(SQL[locked, extracted], values).fetchone()
-    return bool(row and row[0])
+def _write(checks: list[dict[str, Any]], *, locked: bool, extracted: dict[str, float] | None = None) -> set:
+    """Write the check rows (and one check's ``extracted`` values); returns the (component id,
+    slot) of those written, leaving out those recorded already or whose guard failed."""
+    if not checks:
+        return set()
+    arrays: dict[str, Any] = {name: [values.get(name) for values in checks] for name in _COLUMNS}
+    arrays.update(now=checks[0]["now"], values=json.dumps(extracted or {}))
+    return set(db.execute_sql(SQL[locked, bool(extracted)], arrays).fetchall())

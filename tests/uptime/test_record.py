@@ -238,3 +238,29 @@ def test_a_check_loaded_before_another_finished_still_counts(make_component, tar
 
     after = Component.get_by_id(component.id)
     assert (after.consecutive_successes, after.last_checked_at) == (2, slot(1))
+
+
+def test_checks_saved_together_are_each_recorded_once_by_their_own_path(make_component, target):
+    plain = make_component(target, key="plain")
+    stale = make_component(target, key="stale")
+    extracting = make_component(target, key="extracting", extract={"db_latency": "[BODY].db.latency_ms"})
+    failing = make_component(target, key="failing", conditions=["[STATUS] == 500"], failure_threshold=1)
+    slots = [(plain.id, slot(0)), (stale.id, slot(1)), (extracting.id, slot(0)), (failing.id, slot(0))]
+    loaded = record.load_all(slots)
+    run_check(stale, 0)  # another check of it applies meanwhile: its guard fails, the locked path counts it
+    outcomes = [run(c.request, c.conditions, c.extract, AddressPolicy()) for c in loaded]
+    batch = [(c, at, outcome) for c, (_, at), outcome in zip(loaded, slots, outcomes, strict=True)]
+
+    with db.atomic():
+        written = record.save_all([*batch, batch[0]])  # the plain check twice, as a redelivery might
+
+    assert {e.type for e in Event.select().where(Event.id.in_(written))} == {STATUS_CHANGED, INCIDENT_OPENED}
+    rows = {(row.component_id, row.scheduled_at) for row in UptimeCheck.select()}
+    assert rows == {(plain.id, slot(0)), (stale.id, slot(0)), (stale.id, slot(1)), (extracting.id, slot(0)),
+                    (failing.id, slot(0))}  # fmt: skip
+    after = {c.key: c for c in Component.select()}
+    assert (after["plain"].consecutive_successes, after["plain"].last_checked_at) == (1, slot(0))
+    assert (after["stale"].consecutive_successes, after["stale"].last_checked_at) == (2, slot(1))
+    assert after["failing"].status == "MAJOR_OUTAGE"
+    assert ExtractedValueDataPoint.select().count() == 1
+    assert ExtractedValue.get().last_at == slot(0)

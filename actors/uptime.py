@@ -1,9 +1,10 @@
 """The uptime queue's work: HTTP checks of components, each for its slot.
 
-The scheduling loop sends the checks due together as one message (`checks`): their requests run
-at once, on a pool of threads that only make requests (`CONCURRENT_CHECKS` per process), and their
-outcomes are written in one transaction, so RabbitMQ, dramatiq and PostgreSQL's commit are paid
-once a batch, not once a check. Each check is still recorded once per component and slot: a
+The scheduling loop sends the checks due together as one message (`checks`): their components are
+read in one query, their requests run at once, on a pool of threads that only make requests
+(`CONCURRENT_CHECKS` per process), and their outcomes are written in one transaction (most of them
+in one statement), so RabbitMQ, dramatiq and PostgreSQL's round trips and commit are paid once a
+batch, not once a check. Each check is still recorded once per component and slot: a
 redelivered batch checks only the slots it finds unrecorded.
 """
 

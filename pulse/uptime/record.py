@@ -218,7 +218,9 @@ def _values(component_id: int, scheduled_at: datetime, outcome: Outcome) -> dict
     }
 
 
-def _write(checks: list[dict[str, Any]], *, locked: bool, extracted: dict[str, float] | None = None) -> set:
+def _write(
+    checks: list[dict[str, Any]], *, locked: bool, extracted: dict[str, float] | None = None
+) -> set[tuple[int, datetime]]:
     """Write the check rows (and one check's ``extracted`` values); returns the (component id,
     slot) of those written, leaving out those recorded already or whose guard failed."""
     if not checks:

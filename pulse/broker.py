@@ -20,6 +20,7 @@ from pulse.middleware.database import Database
 from pulse.middleware.dead_letters import DeadLetters
 from pulse.middleware.lifecycle import Lifecycle
 from pulse.middleware.log_context import LogContext
+from pulse.middleware.loops import Loops
 from pulse.middleware.metrics import Metrics
 from pulse.middleware.orphans import Orphans
 from pulse.middleware.retries import Retries
@@ -91,6 +92,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),
         Lifecycle(settings=settings),
+        Loops(settings=settings),
         Orphans(),  # last: every other middleware has begun the message it skips
     ]
 

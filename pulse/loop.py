@@ -1,19 +1,19 @@
-"""The claim-and-send loop every recurring domain runs: uptime checks, metric polls, calculated
+"""The claim-and-send loops every recurring domain runs: uptime checks, metric polls, calculated
 metrics and on-call escalations.
 
-A loop runs as a chain of *legs*: messages that each run about a minute (`LEG_SECONDS`), claiming
-rows a moment before they come due and sending each one's message at its time, waking for the
-next due time. At its deadline a leg ends and sends the next leg. The deadline travels in the
-message, so whatever runs a leg can die at any moment: RabbitMQ hands the unacknowledged leg to
-another worker (or to the restarted one), which carries it on to the same deadline. A worker that
-stops (SIGTERM) hands the rest of its leg on as a new message. Claims lock what they take
-(``FOR UPDATE SKIP LOCKED``), so two legs at once never send one slot twice.
+A loop claims rows a moment before they come due and sends each one's message at its time, waking
+for the next due time. It runs in a thread of its own (`Runner`), one per loop in every worker
+process that consumes the loop's queue (`pulse.middleware.loops`), beside dramatiq's worker
+threads: a loop never holds a worker thread, so any ``--threads``, 1 included, runs every loop and
+every message.
 
-A leg takes a worker thread for its minute, so one loop runs one leg at a time (`Turn`): a leg
-that finds another leg of its loop running ends at once, its thread free for checks. Each
-minute a domain's tick (`schedules/`) sends a leg too: it ends at once while the chain runs, and
-starts it again when it broke (a leg dead-lettered, RabbitMQ down when a leg sent the next, the
-first tick of all). Two schedulers send two such legs; the second ends at once too.
+Of all the runners of a loop, in every process on every host, the one holding the loop's *turn*
+runs it: a PostgreSQL advisory lock, held on a connection of the process's own (`Turns`). The
+others try to take it every `TAKE_EVERY` seconds. A process that dies, dies with its connection
+and its locks, so another process carries the loop on within about a second; a process that stops
+(SIGTERM) gives its turns up as it stops. Claims lock what they take (``FOR UPDATE SKIP LOCKED``),
+so even two runners at once (a turn lost with its connection while its holder still runs, for at
+most `CHECK_EVERY`) never send one slot twice.
 
 A claim sends before it commits: a crash in between leaves the slots to claim again (a message
 sent twice is recorded once, by its unique key), never a slot claimed but not sent.
@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import socket
+import threading
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 import dramatiq
 import peewee
@@ -37,13 +40,10 @@ import psycopg
 from pulse.config import get_settings
 from pulse.db import CONNECT_TIMEOUT, db
 from pulse.models import utcnow
-from pulse.rabbitmq import PRIORITY_URGENT, BatchPublisher
-from pulse.ticks import stopping
+from pulse.rabbitmq import BatchPublisher
 
 logger = logging.getLogger(__name__)
 
-LEG_SECONDS = 60  # how long a leg runs before it sends the next
-LEG_TIME_LIMIT = 120_000  # milliseconds: a leg, and a redelivered leg waiting its turn
 # Send the messages due this close together in one RabbitMQ transaction (`Schedule.gather`): each
 # commit costs the broker a disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6
 # to 3.0 ms of CPU each, p99 start lag 57 ms. Loops whose messages must leave on time keep this.
@@ -54,8 +54,8 @@ BATCH_MAX = 16  # rows in one message of a loop that batches them (`Schedule.bat
 IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
 PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
 RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
-SEND_NEXT_S = 30  # seconds a leg tries to send the next one (then the next tick starts the loop)
-CONFIRM_S = 2.0  # seconds a leg waits on a copy of itself before ending (the copy may be dying)
+TAKE_EVERY = 1.0  # seconds between a waiting runner's attempts to take its loop's turn
+CHECK_EVERY = 5.0  # seconds between a running runner's checks that its turn's connection lives
 
 #: (key, due time) of one claimed row: a component id and its slot, say.
 Claimed = tuple[Any, datetime]
@@ -66,7 +66,7 @@ class Schedule:
     """What a loop claims and what it sends.
 
     Parameters:
-      name: the domain, for logs ("uptime").
+      name: the domain, and the queue whose worker processes run the loop ("uptime").
       claim: ``claim(horizon)`` claims the rows due by ``horizon`` (a datetime), moving each to its
         next due time, inside the caller's transaction; returns their (key, due time).
       next_due: ``next_due()``, the earliest due time of any row, or None.
@@ -102,173 +102,225 @@ class Schedule:
         return [self.batch(rows[i * len(rows) // count : (i + 1) * len(rows) // count]) for i in range(count)]
 
 
-def start(leg: dramatiq.Actor) -> None:
-    """Send a leg of a loop (``leg`` takes the deadline, epoch seconds): from a tick, to start the
-    loop or start it again (the leg ends at once while another runs)."""
-    leg.send_with_options(args=(time.time() + LEG_SECONDS,), broker_priority=PRIORITY_URGENT)
+#: The declared loops, by name: each worker process runs those of the queues it consumes.
+LOOPS: dict[str, Schedule] = {}
 
 
-class _StoppingError(Exception):
-    """The worker is shutting down: undo the claim in progress."""
+def declare(schedule: Schedule) -> Schedule:
+    """Declare a loop (`schedules/`): every worker process consuming the queue it is named after
+    runs it, one process at a time."""
+    LOOPS[schedule.name] = schedule
+    return schedule
 
 
-def run(schedule: Schedule, until: float, leg: dramatiq.Actor) -> int:
-    """Claim and send until ``until`` (epoch seconds) or until this worker stops, then send the
-    next leg: the rest of this one if the worker stopped before ``until``, else the next
-    minute's. Returns how many messages were sent.
+class Turns:
+    """This process's turns to run loops: PostgreSQL advisory locks, one per loop, on one
+    connection of the process's own (not a pooled one, which would hand its locks on with it),
+    named ``pulse loops <host> <pid>`` so that ``pg_stat_activity`` shows where each loop runs.
 
-    RabbitMQ and PostgreSQL errors are ridden out: the claim in progress is rolled back (its rows
-    wait for the next attempt) and the loop tries again after `RETRY_WAIT`.
-    """
-    with Turn(schedule.name, until) as turn:
-        sent = _run(schedule, until) if turn.taken else 0
-    if turn.held:  # sent once the turn is free (a leg without its turn leaves the chain to the ticks)
-        _send_next(schedule, until, leg)
-    return sent
+    A connection that breaks loses every lock on it (PostgreSQL ends the session); the next call
+    raises and the runners take their turns again. The connection asks PostgreSQL to probe an
+    idle client every 10 s, so a host cut off from the network frees its turns within about
+    half a minute instead of two hours (the kernel's default), and bounds its own wait for an
+    answer to 30 s.
 
-
-def _send_next(schedule: Schedule, until: float, leg: dramatiq.Actor) -> None:
-    """Send the next leg, trying again each `RETRY_WAIT` while RabbitMQ is away, for up to
-    `SEND_NEXT_S`: the loop goes on by itself after an outage that short."""
-    next_until = until if stopping.is_set() and time.time() < until else time.time() + LEG_SECONDS
-    give_up = time.monotonic() + SEND_NEXT_S
-    while True:
-        try:
-            leg.send_with_options(args=(next_until,), broker_priority=PRIORITY_URGENT)
-            return
-        except (dramatiq.errors.BrokerConnectionError, pika.exceptions.AMQPError) as e:
-            if time.monotonic() >= give_up or stopping.wait(RETRY_WAIT):
-                logger.warning("%s loop: could not send the next leg (%s): the next tick starts the loop again.",
-                               schedule.name, type(e).__name__)  # fmt: skip
-                return
-            logger.warning("%s loop: could not send the next leg (%s): trying again in %d s.",
-                           schedule.name, type(e).__name__, RETRY_WAIT)  # fmt: skip
-
-
-def _run(schedule: Schedule, until: float) -> int:
-    deadline = time.monotonic() + (until - time.time())
-    logger.info("%s loop: running until %s.", schedule.name, datetime.fromtimestamp(until, UTC).isoformat())
-    next_prepare = 0.0
-    sent = 0
-    publisher = BatchPublisher(get_settings())
-    try:
-        while time.monotonic() < deadline and not stopping.is_set():
-            try:
-                if schedule.prepare is not None and time.monotonic() >= next_prepare:
-                    schedule.prepare(utcnow())
-                    next_prepare = time.monotonic() + PREPARE_EVERY
-                sent += _claim_and_send(schedule, publisher)
-                stopping.wait(_until_next_due(schedule, deadline))
-            except (pika.exceptions.AMQPError, peewee.OperationalError, peewee.InterfaceError) as e:
-                logger.warning("%s loop: %s: trying again in %d s.", schedule.name, type(e).__name__, RETRY_WAIT)
-                if not db.is_closed():
-                    db.close()  # a broken connection leaves the pool; the next query opens a new one
-                stopping.wait(RETRY_WAIT)
-    except _StoppingError:
-        pass
-    finally:
-        publisher.close()
-    logger.info("%s loop sent %d message(s).", schedule.name, sent)
-    return sent
-
-
-def _claim_and_send(schedule: Schedule, publisher: BatchPublisher) -> int:
-    """Claim what is due within the schedule's lookahead and send it as it comes due: its gather
-    after the first unsent one is due, all those due by then, in one RabbitMQ transaction (each
-    commit costs the broker a disk sync, so a message may leave up to a gather late but never
-    early)."""
-    with db.atomic():
-        claimed = sorted(schedule.claim(utcnow() + schedule.lookahead), key=lambda row: row[1])
-        position = 0
-        while position < len(claimed):
-            wait = (claimed[position][1] + schedule.gather - utcnow()).total_seconds()
-            if wait > 0 and stopping.wait(wait):
-                raise _StoppingError
-            now = utcnow()
-            batch = [row for row in claimed[position:] if row[1] <= now]
-            publisher.publish(schedule.messages(batch))
-            position += len(batch)
-    return len(claimed)
-
-
-def _until_next_due(schedule: Schedule, deadline: float) -> float:
-    """Seconds to sleep before the next claim: until a moment before the next row is due."""
-    due = schedule.next_due()
-    wait = IDLE_WAKE if due is None else (due - utcnow() - schedule.lookahead).total_seconds()
-    return max(0.0, min(wait, IDLE_WAKE, deadline - time.monotonic()))
-
-
-class Turn:
-    """A loop's turn to run a leg: a PostgreSQL advisory lock per loop, held on a connection of
-    the leg's own (not a pooled one, which would keep the lock after the leg) named after the
-    leg's deadline, so a leg that finds the lock taken can tell a copy of itself from another leg.
-    A leg that dies, dies with its connection, and its lock with it.
-
-    ``with Turn(name, until) as turn:`` sets ``turn.taken``: the leg runs, because the lock is its
-    own (``turn.held``) or because PostgreSQL could not be asked (claims never double a slot, the
-    lock only saves a thread). It is not taken when another leg holds the lock (it ends at once),
-    when a leg with the same deadline holds it (a copy: this one ends after `CONFIRM_S`, in case
-    that copy is dying), or when the worker stops or the deadline passes meanwhile.
+    Parameters:
+      database_url: where PostgreSQL is.
     """
 
     NAMESPACE = 0x50554C53  # "PULS": the first key of Pulse's advisory locks
-    _HOLDER = """
-        SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE l.locktype = 'advisory' AND l.granted AND l.classid = %s::oid AND l.objid = %s::oid
-          AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    _KEEPALIVE = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self._guard = threading.Lock()  # the runners of one process share the connection
+        self._conn: psycopg.Connection | None = None
+        self._held: set[int] = set()
+        self._checked = 0.0
+
+    @staticmethod
+    def key(name: str) -> int:
+        return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+    def take(self, name: str) -> bool:
+        """Whether the loop is this process's to run: its turn held already (the connection
+        checked every `CHECK_EVERY`), or free and taken now. Raises `psycopg.Error` when
+        PostgreSQL does not answer (and every turn of this process is then lost)."""
+        key = self.key(name)
+        with self._guard:
+            try:
+                conn = self._connection()
+                if key in self._held:
+                    if time.monotonic() - self._checked >= CHECK_EVERY:
+                        conn.execute("SELECT 1")
+                        self._checked = time.monotonic()
+                    return True
+                if conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (self.NAMESPACE, key)).fetchone() == (True,):
+                    self._held.add(key)
+                    return True
+                return False
+            except psycopg.Error:
+                self._drop()
+                raise
+
+    def holds(self, name: str) -> bool:
+        """Whether this process held the loop's turn at its last word with PostgreSQL."""
+        return self.key(name) in self._held
+
+    def give_up(self, name: str) -> None:
+        """Let another process take the loop now (best effort: a broken connection frees it too)."""
+        key = self.key(name)
+        with self._guard:
+            if key not in self._held or self._conn is None:
+                return
+            self._held.discard(key)
+            try:
+                self._conn.execute("SELECT pg_advisory_unlock(%s, %s)", (self.NAMESPACE, key))
+            except psycopg.Error:
+                self._drop()
+
+    def close(self) -> None:
+        """Give every turn up."""
+        with self._guard:
+            self._drop()
+
+    def _connection(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            self._held.clear()
+            self._conn = psycopg.connect(
+                self.database_url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT,
+                application_name=f"pulse loops {socket.gethostname()} {os.getpid()}",
+                options=self._KEEPALIVE,
+                tcp_user_timeout=30_000,
+            )
+            self._checked = time.monotonic()
+        return self._conn
+
+    def _drop(self) -> None:
+        self._held.clear()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class Publisher(Protocol):
+    def publish(self, messages: Sequence[dramatiq.Message]) -> None: ...
+    def idle(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class _StoppingError(Exception):
+    """The process is stopping: undo the claim in progress."""
+
+
+class Runner:
+    """Runs one loop in this process while the loop's turn is this process's: `step` after step
+    until ``stop`` is set, then gives the turn up.
+
+    RabbitMQ and PostgreSQL errors are ridden out: the claim in progress is rolled back (its rows
+    wait for the next attempt), one warning says so, and the runner tries again every
+    `RETRY_WAIT` until it works (one line says that too).
+
+    Parameters:
+      schedule: the loop.
+      turns: this process's `Turns`.
+      stop: set when the process stops.
+      publisher: where messages go (a `BatchPublisher` to the settings' broker by default).
     """
 
-    def __init__(self, name: str, until: float) -> None:
-        self.name, self.until = name, until
-        self.key = zlib.crc32(name.encode()) & 0x7FFFFFFF
-        self.taken = self.held = False
-        self.conn: psycopg.Connection | None = None
+    def __init__(
+        self, schedule: Schedule, turns: Turns, stop: threading.Event, publisher: Publisher | None = None
+    ) -> None:
+        self.schedule, self.turns, self.stop = schedule, turns, stop
+        self.publisher = publisher if publisher is not None else BatchPublisher(get_settings())
+        self.running = False  # whether the turn is this process's
+        self.sent = 0
+        self._next_prepare = 0.0
+        self._failing_since: float | None = None
 
-    def __enter__(self) -> Turn:
+    def run(self) -> None:
         try:
-            self.taken = self.held = self._take()
-        except psycopg.Error as e:
-            logger.warning("%s loop: PostgreSQL: %s: the leg runs without its turn.", self.name, type(e).__name__)
-            self.taken = True
-        return self
+            while not self.stop.is_set():
+                self.stop.wait(self.step())
+        except Exception:  # a bug: say so, and let another process take the loop
+            logger.exception("%s loop: stopped in this process by an unexpected error.", self.schedule.name)
+        finally:
+            self._leave()
 
-    def __exit__(self, *exc: object) -> None:
-        if self.conn is not None:
-            self.conn.close()  # and the lock with it
-
-    def _take(self) -> bool:
-        self.conn = psycopg.connect(
-            get_settings().database_url,
-            autocommit=True,
-            connect_timeout=CONNECT_TIMEOUT,
-            application_name=f"pulse {self.name} loop until {self.until:.3f}",
-        )
-        copy_since: float | None = None
-        while True:
-            if self._query("SELECT pg_try_advisory_lock(%s, %s)"):
-                return True
-            holder = self._holder_until()
-            if holder is not None and abs(holder - self.until) >= 1:
-                logger.info("%s loop: another leg runs: this one ends.", self.name)
-                return False
-            if holder is not None:
-                copy_since = time.monotonic() if copy_since is None else copy_since
-                if time.monotonic() - copy_since >= CONFIRM_S:
-                    logger.info("%s loop: a leg running until the same time runs already: this copy ends.", self.name)
-                    return False
-            if time.time() >= self.until or stopping.wait(IDLE_WAKE / 5):
-                return False
-
-    def _holder_until(self) -> float | None:
-        """The deadline of the leg holding the lock, from its connection's name."""
-        name = self._query(self._HOLDER)
+    def step(self) -> float:
+        """Take the loop's turn if it is free and, holding it, claim and send what is due.
+        Returns the seconds to wait before the next step."""
         try:
-            return float(name.rsplit(" ", 1)[1]) if name else None
-        except (IndexError, ValueError):
-            return None
+            if not self._turn():
+                wait = TAKE_EVERY
+            else:
+                if self.schedule.prepare is not None and time.monotonic() >= self._next_prepare:
+                    self.schedule.prepare(utcnow())
+                    self._next_prepare = time.monotonic() + PREPARE_EVERY
+                self.sent += self.claim_and_send()
+                self.publisher.idle()
+                wait = self._until_next_due()
+        except _StoppingError:
+            return 0.0
+        except (pika.exceptions.AMQPError, peewee.OperationalError, peewee.InterfaceError, psycopg.Error) as e:
+            self._failed(e)
+            return RETRY_WAIT
+        if self._failing_since is not None:
+            failed_for = time.monotonic() - self._failing_since
+            logger.info("%s loop: working again after %.0f s.", self.schedule.name, failed_for)
+            self._failing_since = None
+        return wait
 
-    def _query(self, text: str) -> Any:
-        """The first column of the first row of ``text`` about this loop's lock (None if no row)."""
-        assert self.conn is not None
-        row = self.conn.execute(text, (self.NAMESPACE, self.key)).fetchone()
-        return row[0] if row else None
+    def claim_and_send(self) -> int:
+        """Claim what is due within the schedule's lookahead and send it as it comes due: its
+        gather after the first unsent one is due, all those due by then, in one RabbitMQ
+        transaction (each commit costs the broker a disk sync, so a message may leave up to a
+        gather late but never early). Returns how many rows were claimed."""
+        schedule = self.schedule
+        with db.atomic():
+            claimed = sorted(schedule.claim(utcnow() + schedule.lookahead), key=lambda row: row[1])
+            position = 0
+            while position < len(claimed):
+                wait = (claimed[position][1] + schedule.gather - utcnow()).total_seconds()
+                if wait > 0 and self.stop.wait(wait):
+                    raise _StoppingError
+                now = utcnow()
+                batch = [row for row in claimed[position:] if row[1] <= now]
+                self.publisher.publish(schedule.messages(batch))
+                position += len(batch)
+        return len(claimed)
+
+    def _turn(self) -> bool:
+        held = self.turns.take(self.schedule.name)
+        if held and not self.running:
+            logger.info("%s loop: running in this process.", self.schedule.name)
+        self.running = held
+        return held
+
+    def _until_next_due(self) -> float:
+        """Seconds to sleep before the next claim: until a moment before the next row is due."""
+        due = self.schedule.next_due()
+        wait = IDLE_WAKE if due is None else (due - utcnow() - self.schedule.lookahead).total_seconds()
+        return max(0.0, min(wait, IDLE_WAKE))
+
+    def _failed(self, error: Exception) -> None:
+        """Forget what a failure may have broken; warn once per run of failures."""
+        if not db.is_closed():
+            db.close()  # a broken connection leaves the pool; the next query opens a new one
+        self.publisher.close()
+        self.running = self.turns.holds(self.schedule.name)  # lost with the connection, if that broke
+        if self._failing_since is None:
+            self._failing_since = time.monotonic()
+            name = self.schedule.name
+            logger.warning("%s loop: %s: trying again every %d s.", name, type(error).__name__, RETRY_WAIT)
+
+    def _leave(self) -> None:
+        self.publisher.close()
+        if not db.is_closed():
+            db.close()
+        if self.running:
+            self.turns.give_up(self.schedule.name)
+            logger.info("%s loop: stopped in this process, %d message(s) sent.", self.schedule.name, self.sent)
+        self.running = False

@@ -355,6 +355,16 @@ class BatchPublisher:
             self.channel.tx_select()
         return self.channel
 
+    def idle(self) -> None:
+        """Answer RabbitMQ's heartbeats while nothing is published (a loop may send nothing for
+        hours, and RabbitMQ closes a connection silent for two heartbeats); a connection that
+        closed meanwhile is dropped, for the next `publish` to open a new one."""
+        if self.connection is not None:
+            try:
+                self.connection.process_data_events(time_limit=0)
+            except pika.exceptions.AMQPError:
+                self.close()
+
     def close(self) -> None:
         if self.connection is not None and self.connection.is_open:
             try:

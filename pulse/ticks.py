@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 import dramatiq
@@ -13,9 +12,6 @@ from dramatiq.errors import BrokerError
 from pulse.rabbitmq import PRIORITY_URGENT
 
 logger = logging.getLogger(__name__)
-
-#: Set when this worker process begins to shut down (see `pulse.middleware.lifecycle`).
-stopping = threading.Event()
 
 
 class Tick(dramatiq.Actor):

@@ -1,5 +1,7 @@
-"""Periodic ticks (periodiq), one module per domain. A tick claims due work in the database and
-sends messages; it never does the work itself.
+"""What recurs, one module per domain: the claim-and-send loops that worker processes run
+(`pulse.loop`: uptime checks, metric polls, calculated metrics, on-call escalations), and the
+periodic ticks that periodiq sends (cleanup, rollups, the outbox sweep, the heartbeat, overdue
+escalations). Neither does the work itself: each sends messages for the actors.
 
 Importing this package sets up the broker first, so every tick binds to Pulse's broker.
 """

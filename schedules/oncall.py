@@ -1,6 +1,6 @@
-"""On-call scheduling: each minute's tick sends a leg of the claim-and-send loop (`pulse.loop`),
-which sends each alert's escalation when its level's wait ends (`pulse.oncall.due`), and re-drives
-escalations that are overdue."""
+"""On-call scheduling: the claim-and-send loop (`pulse.loop`), run by a worker process consuming
+`oncall`, sends each alert's escalation when its level's wait ends (`pulse.oncall.due`); each
+minute, a tick sends again the escalations that are overdue."""
 
 import logging
 
@@ -15,30 +15,24 @@ from pulse.ticks import Tick
 
 logger = logging.getLogger(__name__)
 
-ESCALATIONS = loop.Schedule(
-    name="oncall",
-    claim=due.claim,
-    next_due=due.next_due,
-    message=lambda key, due_at: escalate.message_with_options(args=key, broker_priority=PRIORITY_URGENT),
+ESCALATIONS = loop.declare(
+    loop.Schedule(
+        name="oncall",
+        claim=due.claim,
+        next_due=due.next_due,
+        message=lambda key, due_at: escalate.message_with_options(args=key, broker_priority=PRIORITY_URGENT),
+    )
 )
 
 
 @dramatiq.actor(
-    queue_name="oncall", actor_name="schedule_escalations", periodic=cron("* * * * *"), actor_class=Tick,
+    queue_name="oncall", actor_name="redrive_escalations", periodic=cron("* * * * *"), actor_class=Tick,
     max_retries=0, time_limit=30_000,
 )  # fmt: skip
-def schedule() -> None:
-    loop.start(run_loop)
+def redrive() -> None:
     overdue = due.redrive()
     if overdue:
         logger.warning(
             "%d escalation(s) overdue by more than %s: sent again (alerts %s).",
             len(overdue), due.OVERDUE, ", ".join(str(i) for i in overdue[:20]),
         )  # fmt: skip
-
-
-@dramatiq.actor(
-    queue_name="oncall", actor_name="oncall_loop", priority=-1, max_retries=0, time_limit=loop.LEG_TIME_LIMIT
-)
-def run_loop(until: float) -> None:
-    loop.run(ESCALATIONS, until, run_loop)

@@ -1,38 +1,24 @@
-"""Uptime scheduling: the claim-and-send loop (`pulse.loop`, a leg of which each minute's tick
-sends) sends each component's check at its slot (sub-minute intervals included), the checks due
+"""Uptime scheduling: the claim-and-send loop (`pulse.loop`), run by a worker process consuming
+`uptime`, sends each component's check at its slot (sub-minute intervals included), the checks due
 together in one message."""
 
 from datetime import timedelta
 
-import dramatiq
-from periodiq import cron
-
 from actors.uptime import check, checks
 from pulse import loop
-from pulse.ticks import Tick
 from pulse.uptime import schedule as due
 
-UPTIME = loop.Schedule(
-    name="uptime",
-    claim=due.claim,
-    next_due=due.next_due,
-    message=lambda component_id, slot: check.message(component_id, slot.isoformat()),
-    prepare=due.start_new,
-    batch=lambda rows: checks.message([[component_id, slot.isoformat()] for component_id, slot in rows]),
-    # A check may start up to 200 ms after its slot: at 100 checks a second that makes batches of
-    # about 10 (two a gather) instead of 5, which took 2,000 checks every 20 s from 3.3-3.6 to
-    # 2.4-2.6 ms of CPU each (p99 start lag 63 -> 215-218 ms).
-    gather=timedelta(milliseconds=200),
+UPTIME = loop.declare(
+    loop.Schedule(
+        name="uptime",
+        claim=due.claim,
+        next_due=due.next_due,
+        message=lambda component_id, slot: check.message(component_id, slot.isoformat()),
+        prepare=due.start_new,
+        batch=lambda rows: checks.message([[component_id, slot.isoformat()] for component_id, slot in rows]),
+        # A check may start up to 200 ms after its slot: at 100 checks a second that makes batches
+        # of about 10 (two a gather) instead of 5, which took 2,000 checks every 20 s from 3.3-3.6
+        # to 2.4-2.6 ms of CPU each (p99 start lag 63 -> 215-218 ms).
+        gather=timedelta(milliseconds=200),
+    )
 )
-
-
-@dramatiq.actor(queue_name="uptime", periodic=cron("* * * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)
-def schedule() -> None:
-    loop.start(run_loop)
-
-
-@dramatiq.actor(
-    queue_name="uptime", actor_name="uptime_loop", priority=-1, max_retries=0, time_limit=loop.LEG_TIME_LIMIT
-)
-def run_loop(until: float) -> None:
-    loop.run(UPTIME, until, run_loop)

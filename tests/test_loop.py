@@ -1,158 +1,159 @@
-"""One leg of a loop at a time (`pulse.loop.Turn`): against the real PostgreSQL."""
+"""The claim-and-send loops (`pulse.loop`): one process at a time runs each (`Turns`), a runner
+rides out outages and gives its turn up as it stops. Against the real PostgreSQL and RabbitMQ."""
 
 import dataclasses
 import logging
+import threading
 import time
 from datetime import timedelta
 
 import dramatiq
+import pika.exceptions
+import psycopg
 import pytest
 
 from pulse import loop
 from pulse.db import db
-from pulse.rabbitmq import PRIORITY_URGENT
-from pulse.ticks import stopping
+from pulse.rabbitmq import BatchPublisher
+from tests.support.wait import wait_for
 
 
-@pytest.fixture(autouse=True)
-def running():
-    """As in a worker that runs: an in-process worker stopped by an earlier test leaves it set."""
-    stopping.clear()
+@pytest.fixture
+def turns(settings):
+    """Make ``Turns`` as separate processes would have them; all closed at the end."""
+    made = []
 
+    def make(database_url=settings.database_url):
+        made.append(loop.Turns(database_url))
+        return made[-1]
 
-def test_a_copy_of_a_running_leg_ends_and_another_leg_ends_at_once(database):
-    until = time.time() + 60
-    with loop.Turn("test", until) as first:
-        started = time.monotonic()
-        with loop.Turn("test", until + 0.5) as copy:  # redelivered while the first runs on
-            pass
-        waited = time.monotonic() - started
-        started = time.monotonic()
-        with loop.Turn("test", until + 8) as tick:  # a tick's leg, or a second scheduler's
-            pass
-        ended_after = time.monotonic() - started
-
-    assert first.taken and first.held
-    assert not copy.taken and waited >= loop.CONFIRM_S  # in case the first was dying
-    assert not tick.taken and not tick.held and ended_after < loop.CONFIRM_S  # no thread held waiting
-
-
-def test_a_dead_legs_turn_passes_to_its_redelivered_copy(database):
-    until = time.time() + 60
-    dead = loop.Turn("test", until).__enter__()  # a leg whose worker is SIGKILLed: its session ends
-    assert dead.taken
-    db.execute_sql("SELECT pg_terminate_backend(%s)", (dead.conn.info.backend_pid,))
-
-    with loop.Turn("test", until) as redelivered:
-        assert redelivered.taken
-    dead.__exit__(None, None, None)
-
-
-def test_other_loops_do_not_wait(database):
-    until = time.time() + 60
-    with loop.Turn("uptime", until) as uptime, loop.Turn("metrics", until) as metrics:
-        assert uptime.taken and metrics.taken
-
-
-def test_without_postgresql_the_leg_runs_anyway_and_leaves_the_next_to_the_ticks(settings, monkeypatch, caplog):
-    unreachable = dataclasses.replace(settings, database_url="postgresql://postgres@127.0.0.1:1/pulse")
-    monkeypatch.setattr(loop, "get_settings", lambda: unreachable)
-    leg = Leg()
-
-    with loop.Turn("test", time.time() + 60) as turn:
-        assert turn.taken and not turn.held
-    assert loop.run(quiet("test"), time.time() - 1, leg) == 0
-    assert "test loop: PostgreSQL: OperationalError: the leg runs without its turn." in caplog.text
-    assert leg.sent == []  # legs without their turn would pile up, a thread each, every minute
-
-
-def quiet(name):
-    """A loop with nothing to claim."""
-    return loop.Schedule(name=name, claim=lambda horizon: [], next_due=lambda: None, message=None)
-
-
-class Leg:
-    """Stands in for a loop's actor: records what `loop.run` sends, after ``failures`` failed sends."""
-
-    def __init__(self, failures=0):
-        self.sent, self.failures = [], failures
-
-    def send_with_options(self, **options):
-        if self.failures:
-            self.failures -= 1
-            raise dramatiq.errors.ConnectionClosed("RabbitMQ is away")
-        self.sent.append(options)
-
-
-def test_a_leg_at_its_deadline_sends_the_next_minutes_leg(database):
-    leg = Leg()
-    until = time.time() + 0.3
-
-    assert loop.run(quiet("test"), until, leg) == 0
-
-    [sent] = leg.sent
-    [next_until] = sent["args"]
-    assert time.time() + loop.LEG_SECONDS - 1 < next_until <= time.time() + loop.LEG_SECONDS
-    assert sent["broker_priority"] == PRIORITY_URGENT and "delay" not in sent
-
-
-def test_a_leg_whose_worker_stops_sends_the_rest_of_itself(database):
-    leg = Leg()
-    until = time.time() + 60
-    stopping.set()
-
-    assert loop.run(quiet("test"), until, leg) == 0
-
-    assert [sent["args"] for sent in leg.sent] == [(until,)]
-
-
-def test_a_leg_while_another_runs_ends_at_once_and_sends_nothing(database, caplog):
-    leg = Leg()
-    until = time.time() + 60
-    caplog.set_level(logging.INFO, logger="pulse.loop")
-    with loop.Turn("test", until) as running:
-        started = time.monotonic()
-        assert loop.run(quiet("test"), until + 8, leg) == 0  # the next tick's leg, 8 s later
-        assert time.monotonic() - started < 1
-
-    assert running.held and leg.sent == []  # the running leg sends the next one
-    assert "test loop: another leg runs: this one ends." in caplog.text
-
-
-def test_a_leg_sends_the_next_through_a_short_rabbitmq_outage(database, caplog, monkeypatch):
-    monkeypatch.setattr(loop, "RETRY_WAIT", 0.01)
-    leg = Leg(failures=2)
-
-    loop.run(quiet("test"), time.time(), leg)
-
-    assert len(leg.sent) == 1
-    assert caplog.text.count("test loop: could not send the next leg (ConnectionClosed): trying again in") == 2
-
-
-def test_a_leg_gives_the_loop_to_the_ticks_after_a_long_outage(database, caplog, monkeypatch):
-    monkeypatch.setattr(loop, "RETRY_WAIT", 0.01)
-    monkeypatch.setattr(loop, "SEND_NEXT_S", 0.05)
-    leg = Leg(failures=1_000_000)
-
-    loop.run(quiet("test"), time.time(), leg)
-
-    assert leg.sent == []
-    assert (
-        "test loop: could not send the next leg (ConnectionClosed): the next tick starts the loop again." in caplog.text
-    )
+    yield make
+    for each in made:
+        each.close()
 
 
 class Publisher:
-    """Stands in for `BatchPublisher`: records each transaction's messages and when it was sent."""
+    """Stands in for `BatchPublisher`: records each transaction's messages and when it was sent,
+    after ``failures`` failed transactions."""
 
-    def __init__(self):
-        self.sent = []
+    def __init__(self, failures=0):
+        self.sent, self.failures, self.closed = [], failures, 0
 
     def publish(self, messages):
+        if self.failures:
+            self.failures -= 1
+            raise pika.exceptions.StreamLostError("RabbitMQ is away")
         self.sent.append((loop.utcnow(), list(messages)))
 
+    def idle(self):
+        pass
 
-def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_together(database):
+    def close(self):
+        self.closed += 1
+
+
+def claiming(name, rows=()):
+    """A loop that claims ``rows`` (key, due) at each claim, recording the claims made."""
+    claims = []
+
+    def claim(horizon):
+        claims.append(horizon)
+        return list(rows)
+
+    schedule = loop.Schedule(name=name, claim=claim, next_due=lambda: None, message=lambda key, due: key)
+    return schedule, claims
+
+
+def test_one_process_at_a_time_has_a_loops_turn_and_other_loops_do_not_wait(turns):
+    first, second = turns(), turns()
+
+    assert first.take("uptime") and first.take("uptime")  # taken, then held
+    assert not second.take("uptime")
+    assert second.take("metrics")
+
+
+def test_a_dead_processs_turn_passes_to_another_and_the_dead_one_learns_it(turns, database, monkeypatch):
+    dead, other = turns(), turns()
+    assert dead.take("uptime")
+    db.execute_sql("SELECT pg_terminate_backend(%s)", (dead._conn.info.backend_pid,))  # as when its process dies
+
+    assert wait_for(lambda: other.take("uptime"), "the lock to be free", timeout=5)
+    assert dead.take("uptime")  # until its next check (a claim still never doubles a slot)
+    monkeypatch.setattr(loop, "CHECK_EVERY", 0)
+    with pytest.raises(psycopg.OperationalError):
+        dead.take("uptime")
+    assert not dead.holds("uptime")
+    assert not dead.take("uptime")  # a new connection: the other process has it
+
+
+def test_only_the_runner_with_the_turn_claims(turns):
+    schedule, claims = claiming("test")
+    stop = threading.Event()
+    running = loop.Runner(schedule, turns(), stop, Publisher())
+    waiting = loop.Runner(schedule, turns(), stop, Publisher())
+
+    assert running.step() == loop.IDLE_WAKE and len(claims) == 1
+    assert waiting.step() == loop.TAKE_EVERY and len(claims) == 1
+    assert running.running and not waiting.running
+
+
+def test_a_stopping_runner_gives_its_turn_up_at_once(turns, caplog):
+    caplog.set_level(logging.INFO, logger="pulse.loop")
+    schedule, claims = claiming("test")
+    stop = threading.Event()
+    runner = loop.Runner(schedule, turns(), stop, publisher := Publisher())
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    wait_for(lambda: claims, "a claim")
+
+    stop.set()
+    thread.join(2)
+
+    assert not thread.is_alive() and publisher.closed
+    assert turns().take("test")  # another process takes it without waiting
+    assert "test loop: running in this process." in caplog.text
+    assert "test loop: stopped in this process, 0 message(s) sent." in caplog.text
+
+
+def test_a_runner_stopping_in_a_gather_undoes_its_claim(turns):
+    due = loop.utcnow() + timedelta(seconds=5)
+    schedule, _ = claiming("test", [(1, due)])
+    stop = threading.Event()
+    runner = loop.Runner(schedule, turns(), stop, publisher := Publisher())
+    threading.Timer(0.2, stop.set).start()
+
+    started = time.monotonic()
+    assert runner.step() == 0.0
+
+    assert time.monotonic() - started < 2 and publisher.sent == []  # rolled back, sent by whoever runs next
+
+
+def test_without_postgresql_a_runner_warns_once_and_tries_again(turns, caplog):
+    schedule, claims = claiming("test")
+    unreachable = turns("postgresql://postgres@127.0.0.1:1/pulse")
+    runner = loop.Runner(schedule, unreachable, threading.Event(), Publisher())
+
+    assert [runner.step() for _ in range(3)] == [loop.RETRY_WAIT] * 3
+
+    assert claims == [] and not runner.running
+    assert caplog.text.count("test loop: OperationalError: trying again every 1 s.") == 1
+
+
+def test_a_runner_rides_out_a_rabbitmq_outage_and_says_when_it_is_over(turns, caplog):
+    caplog.set_level(logging.INFO, logger="pulse.loop")
+    now = loop.utcnow()
+    schedule, claims = claiming("test", [(1, now), (2, now)])
+    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher(failures=2))
+
+    assert [runner.step() for _ in range(3)] == [loop.RETRY_WAIT, loop.RETRY_WAIT, loop.IDLE_WAKE]
+
+    assert len(claims) == 3 and [keys for _, keys in publisher.sent] == [[1, 2]]
+    assert runner.running  # the turn outlives a RabbitMQ outage
+    assert caplog.text.count("test loop: StreamLostError: trying again every 1 s.") == 1
+    assert "test loop: working again after" in caplog.text
+
+
+def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_together(turns):
     start = loop.utcnow()
     due = [start + timedelta(milliseconds=ms) for ms in (0, 100, 220)]
     horizons = []
@@ -167,7 +168,7 @@ def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it
     )  # fmt: skip
     publisher = Publisher()
 
-    assert loop._claim_and_send(schedule, publisher) == 3
+    assert loop.Runner(schedule, turns(), threading.Event(), publisher).claim_and_send() == 3
 
     [horizon] = horizons
     assert horizon - start >= timedelta(milliseconds=250)  # the gather, and `CLAIM_AHEAD` to claim it in
@@ -175,3 +176,25 @@ def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it
     assert first[:2] == [0, 1] and first_sent >= due[0] + schedule.gather  # the second waited for the first
     assert sorted(key for _, keys in publisher.sent for key in keys) == [0, 1, 2]
     assert all(sent_at >= due[key] for sent_at, keys in publisher.sent for key in keys)  # never early
+
+
+@pytest.mark.parametrize("idle", [True, False], ids=["answering heartbeats", "silent"])
+def test_an_idle_publisher_keeps_its_connection_by_answering_heartbeats(settings, rabbit, idle):
+    publisher = BatchPublisher(dataclasses.replace(settings, broker_url=settings.broker_url + "?heartbeat=1"))
+    message = dramatiq.Message(queue_name="cleanup", actor_name="noop", args=(), kwargs={}, options={})
+    publisher.publish([message])
+    connection = publisher.connection
+
+    for _ in range(8):  # 4 s: RabbitMQ closes a connection that misses two heartbeats of 1 s
+        time.sleep(0.5)
+        if idle:
+            publisher.idle()
+    try:
+        if idle:
+            publisher.publish([message])
+            assert publisher.connection is connection
+        else:
+            with pytest.raises(pika.exceptions.AMQPError):
+                publisher.publish([message])
+    finally:
+        publisher.close()

@@ -15,20 +15,9 @@ from collections.abc import Callable, Mapping
 
 import click
 
-from pulse.cli.output import echo, fail, settings
+from pulse.cli.output import echo, settings
 
 SCHEDULER = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
-LOOPS = 4  # uptime, metrics, calculated metrics, on call: each loop's leg holds a thread for its minute
-
-
-def enough(processes: int, threads: int) -> None:
-    """Refuse fewer threads than the loops hold, and one for the work."""
-    if processes * threads <= LOOPS:
-        fail(
-            f"{processes * threads} thread(s) in all: give at least {LOOPS + 1}, since the {LOOPS} scheduling "
-            "loops (uptime, metrics, calculated metrics, on call) each hold one",
-            code=2,
-        )
 
 
 def workers(processes: int, threads: int) -> list[str]:
@@ -82,7 +71,6 @@ def run_command(processes: int, threads: int) -> None:
     """Migrate, then run workers and scheduler together until Ctrl-C."""
     from pulse.db import migrate as run_migrations
 
-    enough(processes, threads)
     for name in run_migrations(settings()):
         echo(f"applied {name}")
     sys.exit(supervise(processes, threads))
@@ -97,7 +85,6 @@ def demo(threads: int) -> None:
     notifications as they happen, until Ctrl-C."""
     from pulse.demo import run_demo
 
-    enough(1, threads)
     sys.exit(run_demo(settings(), threads))
 
 

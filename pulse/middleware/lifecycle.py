@@ -1,5 +1,4 @@
-"""What a worker does as it starts and stops: wait for RabbitMQ, declare every queue, and tell long
-loops to end."""
+"""What a worker does as it starts: wait for RabbitMQ and declare every queue."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from dramatiq.brokers.rabbitmq import RabbitmqBroker
 from pulse import queues, rabbitmq
 from pulse.config import Settings
 from pulse.errors import ConfigError
-from pulse.ticks import stopping
 
 logger = logging.getLogger(__name__)
 
@@ -25,8 +23,6 @@ class Lifecycle(dramatiq.Middleware):
     consumes yet waits there. A queue that exists with another type stops the worker with one
     line saying how to migrate (`pulse.queues.declare`), not consumers failing over and over. A
     worker told to consume some queues (``-Q notifications``) consumes their urgent twins too.
-    At shutdown, sets `pulse.ticks.stopping`, so a loop running in an actor (the uptime
-    scheduler) ends at once instead of holding the shutdown for its remaining minute.
 
     Parameters:
       settings(Settings): where RabbitMQ is, and the queue type.
@@ -36,7 +32,6 @@ class Lifecycle(dramatiq.Middleware):
         self.settings = settings
 
     def before_worker_boot(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
-        stopping.clear()
         if worker.consumer_whitelist:
             worker.consumer_whitelist |= {rabbitmq.urgent(q) for q in worker.consumer_whitelist if q in rabbitmq.QUEUES}
         if not isinstance(broker, RabbitmqBroker):
@@ -47,6 +42,3 @@ class Lifecycle(dramatiq.Middleware):
         except ConfigError as e:
             logger.error("%s", e)
             raise SystemExit(2) from None
-
-    def before_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
-        stopping.set()

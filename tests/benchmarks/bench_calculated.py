@@ -205,7 +205,7 @@ def main() -> None:
                     conn.execute("SELECT count(*) FROM calculated_metric WHERE last_evaluated_at IS NULL").fetchone()[0]
                     == 0
                 ),
-                "the first evaluations (the loop starts at the next minute)",
+                "the first evaluations",
                 timeout=150,
             )
             for burst in range(args.bursts):

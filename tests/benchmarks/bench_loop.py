@@ -1,4 +1,4 @@
-"""The scheduling loop's ceiling: how many checks one leg (one thread) can claim and send a second.
+"""The scheduling loop's ceiling: how many checks one loop (one thread) can claim and send a second.
 
     python tests/benchmarks/bench_loop.py --batch 833 --rounds 10
 

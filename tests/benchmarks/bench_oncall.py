@@ -51,7 +51,7 @@ from tests.benchmarks.measure import (
 
 NAME = "pulse_bench_oncall"
 ENV = environment(NAME)
-LEAD = timedelta(seconds=45)  # the first deadline after the start: the loop's first leg runs by then
+LEAD = timedelta(seconds=45)  # the first deadline after the start: the workers' loop runs well before then
 POLICY = {
     "key": "bench",
     "name": "Bench",

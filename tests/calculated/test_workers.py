@@ -12,9 +12,6 @@ from pulse.models import (
     ExtractedValueDataPoint,
     MetricDataPoint,
 )
-from schedules.calculated import schedule as evaluations
-from schedules.metrics import schedule as polls
-from schedules.uptime import schedule as checks
 from tests.support.cli import pulse
 from tests.support.wait import wait_for
 
@@ -49,9 +46,7 @@ def test_sources_feed_a_formula_that_drives_a_component_and_goes_stale(database,
     target.answer("/health", body=json.dumps({"requests": 200}).encode(), headers={"Content-Type": "application/json"})
     prometheus.set("pulse_test_errors", a=3)
     configfile.apply(configfile.load(FILE.format(url=target.url("/health"), prometheus=prometheus.url)))
-    workers(threads=4)
-    for tick in (checks, polls, evaluations):
-        tick.send()  # a minute's ticks, as periodiq sends them
+    workers(threads=4)  # and its loops: uptime, metrics, calculated metrics
 
     wait_for(lambda: rate().last_value == 1.5, "the first value", timeout=60)
     assert Component.get(Component.key == "errors").status == "OPERATIONAL"

@@ -30,7 +30,7 @@ def test_workers_and_scheduler_ride_out_a_postgres_restart(make_component, targe
     with Vendors() as vendors, NewRelic() as newrelic:
         webhook_channel(components[0].organization, vendors)
         newrelic_queries(components[0].organization, newrelic, QUERIES, interval_seconds=15)
-        worker = workers(threads=8)  # four loops (uptime, metrics, calculated, on call) hold a thread each
+        worker = workers(threads=8)
         scheduler = schedulers()
         wait_for(lambda: UptimeCheck.select().count() >= COMPONENTS, "the first checks", timeout=45)
 

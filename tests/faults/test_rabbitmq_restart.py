@@ -49,7 +49,7 @@ def test_workers_and_scheduler_reconnect_and_nothing_is_lost(
     organization = components[0].organization
     with Vendors() as vendors:
         webhook_channel(organization, vendors)
-        worker = workers(threads=8)  # four loops (uptime, metrics, calculated, on call) hold a thread each
+        worker = workers(threads=8)
         scheduler = schedulers()
         wait_for(lambda: UptimeCheck.select().count() >= len(components), "the first checks", timeout=30)
 

@@ -24,7 +24,7 @@ COMPONENTS, QUERIES = 5, 3
 
 
 def ticks(scheduler):
-    return scheduler.output.count("Scheduling Actor(schedule) at")
+    return scheduler.output.count("Scheduling Actor(heartbeat) at")
 
 
 @pytest.mark.minutes
@@ -34,7 +34,7 @@ def test_two_schedulers_double_no_check_and_no_event(make_component, target, wor
     with Vendors() as vendors, NewRelic() as newrelic:
         newrelic_queries(organization, newrelic, QUERIES, interval_seconds=15)
         webhook_channel(organization, vendors)
-        workers(threads=8)  # four loops (uptime, metrics, calculated, on call) hold a thread each
+        workers(threads=8)
         both = [schedulers(), schedulers()]
         wait_for(lambda: UptimeCheck.select().count() >= 2 * COMPONENTS, "two rounds of checks", timeout=60)
         target.answer("/health", status=503, body=b"down")  # three failures later: an outage, an incident

@@ -1,4 +1,4 @@
-"""The metrics worker end to end: real `dramatiq` and a real Prometheus; the tick's loop sends
+"""The metrics worker end to end: real `dramatiq` and a real Prometheus; the workers' loop sends
 each query's polls at their slots, and a value past its threshold changes the component's
 status; `pulse metrics` shows it."""
 
@@ -7,7 +7,6 @@ import json
 from pulse import configfile
 from pulse.models import Component, Event, MetricDataPoint
 from pulse.models.event import INCIDENT_OPENED
-from schedules.metrics import schedule
 from tests.support.cli import pulse
 from tests.support.wait import wait_for
 
@@ -28,8 +27,7 @@ organizations:
 def test_polls_come_at_their_slots_and_a_critical_value_is_an_outage(database, rabbit, workers, prometheus):
     configfile.apply(configfile.load(FILE.format(url=prometheus.url)))
     prometheus.set("pulse_test_latency_ms", a=950)
-    workers(threads=4)
-    schedule.send()  # a minute's tick, as periodiq sends it
+    workers(threads=1)  # the loop runs beside its one thread
 
     wait_for(lambda: Component.get().status == "MAJOR_OUTAGE", "the outage", timeout=40)
     assert Event.select().where(Event.type == INCIDENT_OPENED).count() == 1

@@ -15,8 +15,8 @@ logger = logging.getLogger(__name__)
 
 
 class Tick(dramatiq.Actor):
-    """An actor whose messages go ahead of routine work in RabbitMQ, so a tick that schedules
-    checks is not stuck behind a backlog of the checks it scheduled.
+    """An actor whose messages go ahead of routine work in RabbitMQ, so a tick (the heartbeat,
+    the outbox sweep) is not stuck behind a backlog of checks or deliveries.
 
     A tick periodiq cannot send (RabbitMQ is down) is logged and skipped: periodiq would
     otherwise die of the error, and no one would send the ticks once RabbitMQ is back. A tick that

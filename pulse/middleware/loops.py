@@ -39,12 +39,16 @@ class Loops(dramatiq.Middleware):
         self.stop.clear()
         self.turns = loop.Turns(self.settings.database_url)
         consumed = worker.consumer_whitelist
-        for schedule in loop.LOOPS.values():
-            if not consumed or schedule.name in consumed:
-                runner = loop.Runner(schedule, self.turns, self.stop)
-                self.threads.append(threading.Thread(target=runner.run, name=f"{schedule.name} loop", daemon=True))
+        names = [name for name in loop.LOOPS if not consumed or name in consumed]
+        for name in names:
+            runner = loop.Runner(loop.LOOPS[name], self.turns, self.stop)
+            self.threads.append(threading.Thread(target=runner.run, name=f"{name} loop", daemon=True))
         for thread in self.threads:
             thread.start()
+        if names:
+            logger.info("This process runs, at their turn, the loops: %s.", ", ".join(names))
+        else:
+            logger.info("This process runs no loop: it consumes none of their queues (%s).", ", ".join(loop.LOOPS))
 
     def before_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
         self.stop.set()

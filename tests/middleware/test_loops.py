@@ -1,0 +1,17 @@
+"""Which loops a worker process runs (`pulse.middleware.loops`): those of the queues it consumes."""
+
+from tests.support.wait import wait_for
+
+
+def test_a_worker_runs_the_loops_of_the_queues_it_consumes_and_says_so(workers):
+    uptime = workers("--queues", "uptime", threads=1)
+    notifications = workers("--queues", "notifications", threads=1)
+
+    wait_for(lambda: "uptime loop: running in this process." in uptime.output, "the uptime loop")
+    assert "This process runs, at their turn, the loops: uptime." in uptime.output
+    assert (
+        "This process runs no loop: it consumes none of their queues (uptime, metrics, calculated-metrics, oncall)."
+        in (notifications.output)
+    )
+    notifications.stop()
+    assert "loop: running" not in notifications.output

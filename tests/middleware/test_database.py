@@ -2,6 +2,7 @@
 
 import dramatiq
 
+from pulse import loop
 from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.models import Organization
@@ -19,7 +20,7 @@ def test_each_message_returns_its_connection_to_the_pool(stub_broker, stub_worke
     run(stub_broker, stub_worker)
 
     pool = db.obj
-    assert pool._max_connections == stub_worker.worker_threads  # sized to the worker's threads
+    assert pool._max_connections == stub_worker.worker_threads + len(loop.LOOPS)  # its threads, and its loops'
     assert pool._in_use == {}  # every connection is back in the pool
     assert 1 <= len(pool._connections) <= stub_worker.worker_threads
     assert Organization.select().count() == 5

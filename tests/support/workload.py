@@ -26,9 +26,10 @@ class Workload:
         self, make_component: Any, target: HTTPTarget, vendors: Vendors, components: int, slots: int, subscribers: int
     ) -> None:
         target.answer("/health", body=HEALTHY, headers={"Content-Type": "application/json"}, delay_s=0.05)
-        self.components = [make_component(target, key=f"c{i}") for i in range(components)]
-        organization = self.components[0].organization
         start = utcnow().replace(microsecond=0) - timedelta(hours=1)
+        later = start + timedelta(days=1)  # the workers' loop leaves them alone: these checks are sent here
+        self.components = [make_component(target, key=f"c{i}", next_check_at=later) for i in range(components)]
+        organization = self.components[0].organization
         self.slots = [start + timedelta(seconds=30 * n) for n in range(slots)]
         self.vendors, self.subscribers = vendors, subscribers
         hooks = [vendors.webhook_receiver() for _ in range(subscribers)]

@@ -306,10 +306,10 @@ class Runner:
         return max(0.0, min(wait, IDLE_WAKE))
 
     def _failed(self, error: Exception) -> None:
-        """Forget what a failure may have broken; warn once per run of failures."""
+        """Forget what a failure may have broken (the publisher drops a broken connection itself);
+        warn once per run of failures."""
         if not db.is_closed():
             db.close()  # a broken connection leaves the pool; the next query opens a new one
-        self.publisher.close()
         self.running = self.turns.holds(self.schedule.name)  # lost with the connection, if that broke
         if self._failing_since is None:
             self._failing_since = time.monotonic()

@@ -3,13 +3,16 @@ sorted into success, worth retrying, rate limited, or permanently refused: notif
 Resend, Twilio...) and metrics integrations (Prometheus, Datadog...) alike.
 
 Error texts name the provider and its reason, never the URL (whose path is often a secret) nor
-anything of the request's secrets the provider repeats.
+anything of the request's secrets the provider repeats. A provider's JSON is read with
+`json_body`, which a body nested without end or holding a number too large for a float cannot
+crash, and every wait it asks for is `bounded`.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +28,9 @@ MAX_RETRY_AFTER_S = 20 * 60.0
 """A provider's Retry-After is honoured up to this (a delayed message waits in worker memory)."""
 _CREDENTIAL = re.compile(r"auth|key|token|secret|signature|password", re.IGNORECASE)
 _SECRET_MIN = 8  # characters: shorter parts of a URL (/api, /v1) are words, not secrets
+MAX_DEPTH = 64
+"""Levels of nesting a provider's JSON may have: no API Pulse calls nests a tenth as deep."""
+_DIGITS = 308  # an integer of more digits may not fit a float: it is read as one (an infinity)
 # Statuses worth another attempt besides 5xx: timeout, conflict (e.g. Resend's concurrent idempotent requests).
 _TRANSIENT = frozenset({408, 409, 425})
 
@@ -85,13 +91,40 @@ def text(response: Response) -> str:
     return response.body.decode("utf-8", "replace")
 
 
+def json_body(response: Response) -> Any:
+    """The JSON value a provider answered, or None when the body is not JSON or is nested deeper
+    than `MAX_DEPTH`. An integer too long for a float is read as a float (an infinity), so reading
+    a number of the answer never overflows."""
+    try:
+        data = json.loads(response.body, parse_int=_integer)
+    except (ValueError, RecursionError):
+        return None
+    return data if _depth(data) <= MAX_DEPTH else None
+
+
+def _integer(digits: str) -> int | float:
+    return int(digits) if len(digits) <= _DIGITS else float(digits)
+
+
+def _depth(data: Any) -> int:
+    """How deeply ``data`` nests (0 for a number or a string), counted without recursion."""
+    deepest, stack = 0, [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                return depth + 1
+            deepest = max(deepest, depth + 1)
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest
+
+
 def json_field(*names: str) -> Callable[[Response], str]:
     """A `reason` reader: the first of ``names`` present in a JSON error body (dotted for nested)."""
 
     def read(response: Response) -> str:
-        try:
-            data: Any = json.loads(response.body)
-        except ValueError:
+        data = json_body(response)
+        if data is None:
             return text(response)
         for name in names:
             value = data
@@ -106,24 +139,29 @@ def json_field(*names: str) -> Callable[[Response], str]:
 
 def retry_after(response: Response, now: float | None = None) -> float:
     """Seconds the provider asks us to wait: Retry-After in seconds or as an HTTP date, else 1 s;
-    Discord's more precise ``retry_after`` (float seconds in the JSON body) when present."""
+    Discord's more precise ``retry_after`` (float seconds in the JSON body) when present. Whatever
+    the answer says, the wait is `bounded`."""
     seconds: float | None = None
-    try:
-        data = json.loads(response.body) if response.body else None
-        if isinstance(data, dict) and isinstance(data.get("retry_after"), int | float):
-            seconds = float(data["retry_after"])
-    except ValueError:
-        pass
+    data = json_body(response) if response.body else None
+    if isinstance(data, dict) and isinstance(data.get("retry_after"), int | float):
+        seconds = float(data["retry_after"])
     header = response.headers.get("retry-after", "").strip()
     if seconds is None and header:
         try:
             seconds = float(header)
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(header) if header else None
-            if parsed is not None:
+            try:
+                parsed = email.utils.parsedate_to_datetime(header)
                 seconds = parsed.timestamp() - (time.time() if now is None else now)
-    if seconds is None or seconds != seconds:  # absent or NaN
-        seconds = 1.0
+            except (ValueError, TypeError, OverflowError):  # "soon": not a date either
+                seconds = None
+    return bounded(seconds)
+
+
+def bounded(seconds: float | None) -> float:
+    """A wait a provider asked for, from 0 to `MAX_RETRY_AFTER_S`; 1 s when it said none or NaN."""
+    if seconds is None or math.isnan(seconds):
+        return 1.0
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 

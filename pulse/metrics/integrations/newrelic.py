@@ -25,7 +25,7 @@ from typing import Any
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import ApiError, call
+from pulse.net.api import ApiError, call, json_body
 
 LABEL = "New Relic"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -122,16 +122,15 @@ def _failure(errors: Any) -> ApiError:
     timeout and server error classes."""
     errors = [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
     messages = "; ".join(str(e.get("message") or "error") for e in errors) or "error"
-    classes = {str((e.get("extensions") or {}).get("errorClass", "")) for e in errors}
+    extensions = [e.get("extensions") for e in errors]
+    classes = {str(found.get("errorClass", "")) for found in extensions if isinstance(found, dict)}
     return ApiError(f"{LABEL}: {messages}", permanent=not classes & _TRANSIENT)
 
 
 def _messages(response: Response) -> str:
     """The reason of a non-2xx answer: its GraphQL errors' messages, else its text."""
-    try:
-        errors = json.loads(response.body).get("errors")
-    except (ValueError, AttributeError):
-        return response.text
+    answer = json_body(response)
+    errors = answer.get("errors") if isinstance(answer, dict) else None
     if isinstance(errors, list) and errors:
         return "; ".join(str(e.get("message")) for e in errors if isinstance(e, dict) and e.get("message"))
     return response.text

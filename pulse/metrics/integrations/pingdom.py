@@ -13,8 +13,9 @@ paused or unknown).
 
 Every answer carries ``Req-Limit-Short`` and ``Req-Limit-Long`` (``Remaining: 394 Time until
 reset: 3589``). When either has nothing remaining, this worker process sends no request with
-that token until it resets: its polls meanwhile find no data, saying why. A 429 is retried when
-the used-up limit resets (at most `MAX_RETRY_AFTER_S` later), else after its Retry-After.
+that token until it resets, or for 20 minutes at most (`pulse.net.api.bounded`; then one request
+asks again): its polls meanwhile find no data, saying why. A 429 is retried when the used-up
+limit resets (at most 20 minutes later), else after its Retry-After.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import MAX_RETRY_AFTER_S, ApiError, call, json_field, retry_after
+from pulse.net.api import ApiError, bounded, call, json_field, retry_after
 
 LABEL = "Pingdom"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -99,18 +100,19 @@ def _sample(found: Mapping[str, Any], field: str) -> Sample:
 
 
 def _reset(response: Response) -> float:
-    """Seconds until the longest of the used-up request limits resets (0 if none is used up)."""
+    """Seconds until the longest of the used-up request limits resets (0 if none is used up),
+    `bounded` whatever the headers say."""
     waits = [0.0]
     for name in ("req-limit-short", "req-limit-long"):
         found = _LIMIT.search(response.headers.get(name, ""))
-        if found and int(found[1]) == 0:
-            waits.append(float(found[2]))
+        if found and float(found[1]) == 0:
+            waits.append(bounded(float(found[2])))
     return max(waits)
 
 
 def _wait(response: Response) -> float:
     """Seconds a 429 asks to wait: until the used-up limit resets, else the usual Retry-After."""
-    return min(_reset(response), MAX_RETRY_AFTER_S) or retry_after(response)
+    return _reset(response) or retry_after(response)
 
 
 def _rest(account: tuple[str, str], seconds: float) -> None:

@@ -66,7 +66,7 @@ def _number(point: Any) -> float:
     """The value of a ``[timestamp, "value"]`` pair; `ApiError` for anything else."""
     try:
         return float(point[1])
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, LookupError):
         raise ApiError(f"{LABEL}: a value in its answer is not a number", permanent=True) from None
 
 

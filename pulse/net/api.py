@@ -3,13 +3,16 @@ sorted into success, worth retrying, rate limited, or permanently refused: notif
 Resend, Twilio...) and metrics integrations (Prometheus, Datadog...) alike.
 
 Error texts name the provider and its reason, never the URL (whose path is often a secret) nor
-anything of the request's secrets the provider repeats. A provider's JSON is read with
-`json_body`, which a body nested without end or holding a number too large for a float cannot
-crash, and every wait it asks for is `bounded`.
+anything of the request's secrets the provider repeats: whatever a provider says, in a 2xx answer
+or any other, becomes text only through `quote`. Its JSON is read with `json_body`, which a body
+nested without end or holding a number too large for a float cannot crash, and every wait it asks
+for is `bounded`.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import email.utils
 import json
 import math
@@ -167,20 +170,41 @@ def bounded(seconds: float | None) -> float:
 
 def secrets(url: str, headers: Mapping[str, str]) -> list[str]:
     """What a request holds that a reply must not repeat: the URL's path and query and their long
-    parts (a webhook's path is often its token), its password, and the values of credential headers,
-    as sent and percent-decoded."""
-    found = []
+    parts (a webhook's path is often its token), and every credential in its cleartext forms too:
+    the URL's password, the values of credential headers and their credentials without the scheme
+    (``Bearer``), a Basic pair decoded (``user:password``) and its password; as sent and
+    percent-decoded. Credentials count whatever their length, the URL's parts from 8 characters."""
+    found, credentials = [], []
     try:
         parts = urlsplit(url)
-        found += [parts.path, parts.query, parts.password or ""]
-        found += parts.path.split("/") + [value for _, value in parse_qsl(parts.query)]
+        found += [parts.path, parts.query, *parts.path.split("/"), *(value for _, value in parse_qsl(parts.query))]
+        credentials.append(parts.password or "")
     except ValueError:
         pass
     for name, value in headers.items():
         if _CREDENTIAL.search(name):
-            found += [value, *value.split()]
-    decoded = [unquote(value) for value in found]
-    return sorted({value for value in found + decoded if len(value) >= _SECRET_MIN}, key=len, reverse=True)
+            credentials += [value, *_cleartext(value)]
+    found += [unquote(value) for value in found]
+    credentials += [unquote(value) for value in credentials]
+    kept = {value for value in found if len(value) >= _SECRET_MIN} | {value for value in credentials if value}
+    return sorted(kept, key=len, reverse=True)
+
+
+def _cleartext(value: str) -> list[str]:
+    """The cleartext forms of a credential header's value: its credentials without the scheme and,
+    for Basic (RFC 7617), the decoded ``user:password`` and the password."""
+    scheme, _, credentials = value.strip().partition(" ")
+    credentials = credentials.strip()
+    if not credentials:
+        return []
+    if scheme.lower() != "basic":
+        return [credentials]
+    try:
+        raw = base64.b64decode(credentials, validate=True)
+    except binascii.Error:
+        return [credentials]
+    pairs = {raw.decode("latin-1"), raw.decode("utf-8", "replace")}  # as RFC 7617 allows, or as Pulse sends
+    return [credentials, *pairs, *(pair.partition(":")[2] for pair in pairs)]
 
 
 def redact(text: str, secrets: list[str]) -> str:
@@ -190,10 +214,11 @@ def redact(text: str, secrets: list[str]) -> str:
     return text
 
 
-def quote(request: Request, said: str) -> str:
-    """What a provider said in answer to ``request``, for an error text: one short line, without
-    the request's secrets."""
-    return _clean(redact(said, secrets(request.url, request.headers)))
+def quote(request: Request, said: object) -> str:
+    """What a provider said in answer to ``request`` (any text or JSON value of its answer, whatever
+    its status), for an error text, a note or a listing: one line of at most 300 characters,
+    without the request's secrets. Every text of a provider goes through here."""
+    return _clean(redact(str(said), secrets(request.url, request.headers)))
 
 
 def _clean(reason: str, limit: int = 300) -> str:

@@ -1,8 +1,9 @@
 """What a vendor's reply can do, whatever it says: every integration against its local fake, which
 forges the replies of a hostile vendor, proxy or gateway (`tests.support.hostile`).
 
-A reply, however malformed, ends as a value, as no data, or as an `ApiError`, never as another
-exception; and no wait it asks for is unbounded.
+A reply never puts the request's credentials into a text, in any of their forms, nor more than one
+short line; however malformed, it ends as a value, as no data, or as an `ApiError`, never as
+another exception; and no wait it asks for is unbounded.
 """
 
 from __future__ import annotations
@@ -15,16 +16,20 @@ from typing import Any
 
 import pytest
 
+from pulse import configfile
 from pulse.metrics.integrations import INTEGRATIONS, Sample
 from pulse.net import AddressPolicy
 from pulse.net.api import ApiError
 from tests.support import hostile
+from tests.support.cli import pulse
 from tests.support.datadog import Datadog
 from tests.support.grafana import Grafana
 from tests.support.jsonapi import JsonApi
 from tests.support.newrelic import NewRelic
 from tests.support.pingdom import Pingdom
 from tests.support.prometheus import PrometheusApi
+
+LONGEST = 400  # characters of an error text: a few words of Pulse and 300 quoted of the vendor
 
 Reply = tuple[int, Any, dict[str, str]]
 
@@ -139,6 +144,50 @@ def failure(vendor: Vendor, **options: Any) -> ApiError:
     return raised.value
 
 
+def assert_quoted(text: str, seen: list[str]) -> None:
+    """``text`` repeats no credential the fake was sent, and is one short line."""
+    assert seen, "the fake was sent no credentials"
+    for secret in seen:
+        assert secret not in text
+    assert len(text) <= LONGEST and "\n" not in text, text[:400]
+
+
+# --- a reply that repeats the credentials -------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [200, 503])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reply_that_repeats_the_credentials_is_quoted_without_them(kind, status):
+    seen: list[str] = []
+
+    def repeat(headers: dict[str, str]) -> Reply:
+        seen.extend(hostile.credentials(headers))
+        return answering.error(status, hostile.echo(headers))
+
+    with vendor(kind) as answering:
+        answering.forge(repeat)
+        error = failure(answering)
+
+    assert_quoted(str(error), seen)
+    assert "upstream refused the request with ***" in str(error)
+
+
+def test_new_relic_column_names_are_quoted():
+    seen: list[str] = []
+
+    def columns(headers: dict[str, str]) -> Reply:
+        seen.extend(hostile.credentials(headers))
+        rows = [{hostile.echo(headers): 1, "count": 2}]
+        return 200, {"data": {"actor": {"account": {"nrql": {"results": rows}}}}}, {}
+
+    with vendor("newrelic") as answering:
+        answering.forge(columns)
+        error = failure(answering)
+
+    assert error.permanent and "the query's rows have 2 numeric columns" in str(error)
+    assert_quoted(str(error), seen)
+
+
 # --- a reply no API gives -----------------------------------------------------------------------
 
 
@@ -198,3 +247,44 @@ def test_a_pingdom_header_cannot_stop_requests_for_more_than_20_minutes():
     with vendor("pingdom") as answering:
         answering.forge(lambda headers: (429, {"error": {}}, {"Req-Limit-Long": hostile.ENDLESS}))
         assert failure(answering).retry_after == 1200.0
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+FILE = """
+organizations:
+  - slug: acme
+    name: Acme
+    integrations:
+      - {{key: prom, type: prometheus, url: "{url}", username: {username}, password: '{password}'}}
+"""
+
+
+def test_pulse_metrics_query_says_what_a_hostile_reply_did_in_one_line(database):
+    seen: list[str] = []
+
+    def repeat(headers: dict[str, str]) -> Reply:
+        seen.extend(hostile.credentials(headers))
+        return 200, {"status": "error", "errorType": "unavailable", "error": hostile.echo(headers)}, {}
+
+    with vendor("prometheus") as answering:
+        fake = answering.fake
+        configfile.apply(configfile.load(FILE.format(url=fake.url, username=fake.username, password=fake.password)))
+        said = {}
+        for name, reply in [
+            ("echo", repeat),
+            ("deep", lambda headers: (200, hostile.DEEP, {})),
+            ("big", lambda headers: answering.values([hostile.BIG])),
+            ("soon", lambda headers: (429, b"", {"Retry-After": "soon"})),
+        ]:
+            answering.forge(reply)
+            ran = pulse("metrics", "query", "prom", "up")
+            said[name] = (ran.returncode, ran.stdout + ran.stderr)
+
+    assert said["echo"][0] == 1 and said["echo"][1].startswith("pulse: Prometheus: unavailable: upstream refused")
+    assert said["deep"] == (2, "pulse: Prometheus answered something that is not its API's JSON\n")
+    assert said["big"] == (1, "no data: the value is +Inf\n")
+    assert said["soon"] == (1, "pulse: Prometheus answered 429\n")
+    for _, output in said.values():
+        assert output.count("\n") == 1 and len(output) <= LONGEST
+        assert not any(secret in output for secret in seen)

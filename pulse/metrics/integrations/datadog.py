@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import ApiError, bounded, call, json_body, retry_after
+from pulse.net.api import ApiError, bounded, call, json_body, quote, retry_after
 
 LABEL = "Datadog"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -52,8 +52,8 @@ def query(
     request = Request("GET", url, headers, None, timeout_s, keep_alive=True)
     response = call(request, policy, vendor=LABEL, reason=_errors, wait=_reset)
     answer = json_object(response, LABEL)
-    if answer.get("status") == "error":
-        raise ApiError(f"{LABEL}: {answer.get('error') or 'error'}", permanent=True)
+    if answer.get("status") == "error":  # an error answered with a 200
+        raise ApiError(f"{LABEL}: {quote(request, answer.get('error') or 'error')}", permanent=True)
     listed = answer.get("series") or []
     if not isinstance(listed, list) or not all(isinstance(series, dict) for series in listed):
         raise malformed(LABEL)

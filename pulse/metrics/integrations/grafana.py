@@ -85,7 +85,7 @@ def query(
         status = result.get("status")
         status = status if isinstance(status, int) and not isinstance(status, bool) else None
         transient = status is not None and status >= 500
-        raise ApiError(f"{LABEL}: {quote(request, str(result['error']))}", permanent=not transient, status=status)
+        raise ApiError(f"{LABEL}: {quote(request, result['error'])}", permanent=not transient, status=status)
     return combine(_values(result.get("frames") or []), options, LABEL)
 
 

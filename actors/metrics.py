@@ -20,6 +20,7 @@ from pulse.net.api import ApiError
 logger = logging.getLogger(__name__)
 POLICY = AddressPolicy.from_settings(get_settings())
 TIMEOUT_S = 10.0  # seconds for one call to the vendor: connecting, sending, reading the answer
+INTERNAL = "internal error (see the worker's log)"
 
 
 @dramatiq.actor(queue_name="metrics", time_limit=120_000, max_retries=2)
@@ -31,7 +32,8 @@ def poll(metrics_query_id: int, scheduled_at: str) -> None:
     (bad credentials, a bad query, an answer that is not the vendor's JSON) is dead-lettered. When
     no retry follows, the slot is recorded as having no data, which the thresholds' no-data rule
     judges; its reason, which may reach subscribers, names the vendor and nothing it said
-    ("Prometheus unavailable").
+    ("Prometheus unavailable"). Any other exception is a bug: retried like a transient failure,
+    it shows as an internal error and, on the last attempt, records no data all the same.
     """
     try:
         slot = datetime.fromisoformat(scheduled_at)
@@ -58,4 +60,10 @@ def poll(metrics_query_id: int, scheduled_at: str) -> None:
             raise PermanentError(str(e)) from None  # the dead letters say so in one line
         logger.warning("%s: %s; recorded as no data for %s.", loaded.name, e, scheduled_at)
         return
+    except Exception:  # a bug, reading the reply say: the slot still ends as no data, the traceback logged
+        polling.failed(loaded, INTERNAL)
+        message = CurrentMessage.get_current_message()
+        if message is None or last_attempt(dramatiq.get_broker(), message):
+            events.publish(polling.record(loaded, slot, polling.unavailable(loaded)))
+        raise
     events.publish(polling.record(loaded, slot, sample))

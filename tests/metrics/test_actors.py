@@ -1,6 +1,7 @@
 """The poll actor on dramatiq's StubBroker: a vendor that keeps failing, one that rate-limits, and
 hostile replies, down to what reaches a subscriber."""
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 
@@ -8,6 +9,7 @@ import pytest
 
 from actors import metrics, notifications, oncall
 from pulse import configfile
+from pulse.metrics.integrations import INTEGRATIONS
 from pulse.models import Component, FailedMessage, IncidentUpdate, Integration, MetricDataPoint, MetricsQuery
 from tests.support import hostile
 from tests.support.prometheus import PrometheusApi
@@ -168,3 +170,20 @@ def test_a_hostile_reply_ends_as_no_data_with_its_reason(database, broker, stub_
     query = MetricsQuery.get()
     assert (query.state, query.last_error) == ("no_data", error)
     assert FailedMessage.select().count() == dead
+
+
+def test_a_bug_reading_a_reply_still_ends_the_slot_as_no_data(database, broker, stub_worker, monkeypatch):
+    def broken(settings, text, options, policy, timeout_s):
+        raise KeyError("a bug")
+
+    monkeypatch.setitem(INTEGRATIONS, "prometheus", dataclasses.replace(INTEGRATIONS["prometheus"], query=broken))
+    poll = declare(broker, metrics.poll, max_retries=1, min_backoff=10)
+    configfile.apply(configfile.load(FILE.format(url="http://127.0.0.1:9")))
+
+    poll.send(MetricsQuery.get().id, SLOT.isoformat())
+    run(broker, stub_worker)
+
+    assert [p.value for p in MetricDataPoint.select()] == [None]
+    query = MetricsQuery.get()
+    assert (query.state, query.last_error) == ("no_data", "internal error (see the worker's log)")
+    assert FailedMessage.get().error_type == "KeyError"

@@ -34,6 +34,7 @@ _SECRET_MIN = 8  # characters: shorter parts of a URL (/api, /v1) are words, not
 MAX_DEPTH = 64
 """Levels of nesting a provider's JSON may have: no API Pulse calls nests a tenth as deep."""
 _DIGITS = 308  # an integer of more digits may not fit a float: it is read as one (an infinity)
+_LONG_NUMBER = re.compile(rb"\d{%d}" % (_DIGITS + 1))
 # Statuses worth another attempt besides 5xx: timeout, conflict (e.g. Resend's concurrent idempotent requests).
 _TRANSIENT = frozenset({408, 409, 425})
 
@@ -98,28 +99,29 @@ def json_body(response: Response) -> Any:
     """The JSON value a provider answered, or None when the body is not JSON or is nested deeper
     than `MAX_DEPTH`. An integer too long for a float is read as a float (an infinity), so reading
     a number of the answer never overflows."""
+    integer = _integer if _LONG_NUMBER.search(response.body) else None  # the hook costs: only when needed
     try:
-        data = json.loads(response.body, parse_int=_integer)
+        data = json.loads(response.body, parse_int=integer)
     except (ValueError, RecursionError):
         return None
-    return data if _depth(data) <= MAX_DEPTH else None
+    return data if _nesting(data) <= MAX_DEPTH else None
 
 
 def _integer(digits: str) -> int | float:
     return int(digits) if len(digits) <= _DIGITS else float(digits)
 
 
-def _depth(data: Any) -> int:
-    """How deeply ``data`` nests (0 for a number or a string), counted without recursion."""
-    deepest, stack = 0, [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth >= MAX_DEPTH:
-                return depth + 1
-            deepest = max(deepest, depth + 1)
-            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
+def _nesting(data: Any) -> int:
+    """How deeply ``data`` nests, up to one level past `MAX_DEPTH` (0 for a number or a string),
+    counted level by level, without recursion."""
+    depth, level = 0, [data]
+    while depth <= MAX_DEPTH:
+        level = [value for value in level if isinstance(value, dict | list)]
+        if not level:
+            break
+        depth += 1
+        level = [item for value in level for item in (value.values() if isinstance(value, dict) else value)]
+    return depth
 
 
 def json_field(*names: str) -> Callable[[Response], str]:

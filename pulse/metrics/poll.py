@@ -108,6 +108,12 @@ def record(loaded: Loaded, scheduled_at: datetime, sample: Sample) -> list[int]:
         return thresholds.observe(loaded, state, why, utcnow())
 
 
+def unavailable(loaded: Loaded) -> Sample:
+    """The no data of a poll that failed: its reason names the vendor, never what the vendor said
+    (it reaches subscribers; the vendor's text is the query's ``last_error``, for operators)."""
+    return Sample(None, f"{INTEGRATIONS[loaded.kind].label} unavailable")
+
+
 def failed(loaded: Loaded, error: str) -> None:
     """Note a failed attempt on the query and its integration (`pulse metrics` shows it)."""
     now = utcnow()

@@ -67,9 +67,10 @@ def test_pingdoms_refusals_are_permanent_with_its_message(pingdom):
 def test_a_used_up_limit_stops_requests_until_it_resets(pingdom):
     pingdom.checks[CHECK] = {"status": "up", "lastresponsetime": 58}
     pingdom.remaining["short"] = 1
+    pingdom.resets["short"] = 600
 
-    assert query(pingdom) == Sample(58.0)  # the answer says: 0 remaining, reset in 3600 s
-    assert query(pingdom) == Sample(None, "Pingdom's request limit is used up; it resets in 3600 s")
+    assert query(pingdom) == Sample(58.0)  # the answer says: 0 remaining, reset in 600 s
+    assert query(pingdom) == Sample(None, "Pingdom's request limit is used up; it resets in 600 s")
     assert len(pingdom.requests) == 1
 
 

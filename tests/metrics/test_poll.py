@@ -146,11 +146,13 @@ def test_no_data_may_be_an_outage(metric, prometheus):
     )
 
 
-def test_a_bad_query_is_dead_lettered_and_shown_on_the_query_and_its_integration(metric, prometheus):
-    created = metric(query="'sum('")
+def test_a_bad_query_is_dead_lettered_shown_on_the_query_and_its_integration_and_no_data(metric, prometheus):
+    created = metric(query="'sum('", no_data="outage")
 
     with pytest.raises(PermanentError, match="Prometheus answered 400"):
         run(created, 0)
 
-    assert "parse error" in MetricsQuery.get().last_error and "parse error" in Integration.get().last_error
-    assert MetricDataPoint.select().count() == 0
+    query = MetricsQuery.get()
+    assert "parse error" in query.last_error and "parse error" in Integration.get().last_error
+    assert [p.value for p in MetricDataPoint.select()] == [None]
+    assert query.state == "no_data" and Component.get().consecutive_failures == 1

@@ -1,15 +1,23 @@
 """The server under the metrics vendors' fakes (`Datadog`, `NewRelic`...): a local HTTP server
-whose subclass answers each request with a status, a JSON body and headers."""
+whose subclass answers each request with a status, a JSON body and headers.
+
+Any of them can forge its replies instead, as a hostile vendor, proxy or gateway would: set
+`forge` to a function of the request's headers that gives the status, the body (bytes as they
+are, anything else as JSON) and the headers to answer (`tests.support.hostile` has some).
+"""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+Forge = Callable[[dict[str, str]], tuple[int, Any, dict[str, str]]]
 
 
 class JsonApi:
@@ -17,6 +25,7 @@ class JsonApi:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.forge: Forge | None = None  # answers in place of the API, once the fake has seen the request
         self.window: list[float] = []
         self.connections = 0  # accepted so far
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -71,7 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         api: JsonApi = self.server.api  # type: ignore[attr-defined]
         status, payload, extra = api.answer(self.command, parts.path, parse_qs(parts.query), headers, body)
-        data = json.dumps(payload).encode()
+        if api.forge is not None:
+            status, payload, extra = api.forge(headers)
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

@@ -1,17 +1,24 @@
 """A real Prometheus server (Debian's `prometheus`) scraping a small exporter whose values the test
-sets: what the metrics worker polls in the tests and the benchmark."""
+sets: what the metrics worker polls in the tests and the benchmark. And `PrometheusApi`, a fake
+of its query API behind Basic authentication, for the replies a real server never gives."""
 
 from __future__ import annotations
 
+import base64
+import math
+import secrets
 import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs
 
 import requests
 
+from tests.support.jsonapi import JsonApi
 from tests.support.target import HTTPTarget
 from tests.support.wait import wait_for
 from tests.support.worker import free_port
@@ -92,3 +99,51 @@ class Prometheus:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
+
+
+class PrometheusApi(JsonApi):
+    """A local fake of Prometheus's instant query API, ``POST /api/v1/query`` with the query
+    form-encoded, behind Basic authentication as Prometheus's web configuration file sets it up.
+
+    Prometheus's documentation: "HTTP API" (https://prometheus.io/docs/prometheus/latest/querying/api/)
+    and "HTTPS and authentication" (https://prometheus.io/docs/prometheus/latest/configuration/https/).
+
+    ``results[query]`` are the values of its series (a vector); a query it does not know has none.
+    Without the right ``Authorization`` it answers 401 ``Unauthorized``; without a query, 400
+    ``bad_data``. Every request is kept in `requests`. Its password has characters JSON escapes.
+    """
+
+    def __init__(self) -> None:
+        self.username = "pulse"
+        self.password = 'Tr0ub4dor&3/"' + secrets.token_hex(6)
+        self.results: dict[str, list[float]] = {}
+        self.requests: list[dict[str, Any]] = []
+        super().__init__()
+
+    def answer(
+        self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
+        self.requests.append({"path": path, "headers": headers, "body": body})
+        if method != "POST" or path != "/api/v1/query":
+            return 404, {"status": "error", "errorType": "not_found", "error": "not found"}, {}
+        pair = base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
+        if headers.get("authorization") != f"Basic {pair}":
+            return 401, b"Unauthorized\n", {}
+        text = parse_qs(body.decode()).get("query", [""])[0]
+        if not text:
+            return 400, {"status": "error", "errorType": "bad_data", "error": 'invalid parameter "query"'}, {}
+        now = time.time()
+        result = [
+            {"metric": {"series": str(i)}, "value": [now, _text(value)]}
+            for i, value in enumerate(self.results.get(text, []))
+        ]
+        return 200, {"status": "success", "data": {"resultType": "vector", "result": result}}, {}
+
+
+def _text(value: float) -> str:
+    """A value as Prometheus writes it: "NaN", "+Inf", "-Inf" or the number."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))

@@ -5,19 +5,35 @@ their errors are `ApiError`: permanent (a bad query, bad credentials) or worth r
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulse.net import AddressPolicy, Response
-from pulse.net.api import ApiError
+from pulse.net.api import ApiError, json_body
+
+
+def _sum(values: list[float]) -> float:
+    """The exact sum (`math.fsum`); past the largest float, an infinity (fsum raises instead)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return sum(values)
+
+
+def _avg(values: list[float]) -> float:
+    """The mean, exactly summed; of values whose sum overflows, the sum of their shares."""
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        return math.fsum(value / len(values) for value in values)
+
 
 #: How the ``aggregate`` option makes one value of several series.
 AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "first": lambda values: values[0],
-    "sum": math.fsum,
-    "avg": lambda values: math.fsum(values) / len(values),
+    "sum": _sum,
+    "avg": _avg,
     "min": min,
     "max": max,
 }
@@ -46,11 +62,9 @@ class Sample:
 
 
 def json_object(response: Response, label: str) -> dict[str, Any]:
-    """The JSON object a successful answer holds; anything else is a permanent `ApiError`."""
-    try:
-        answer = json.loads(response.body)
-    except ValueError:
-        answer = None
+    """The JSON object a successful answer holds (as `json_body` reads it); anything else is a
+    permanent `ApiError`."""
+    answer = json_body(response)
     if not isinstance(answer, dict):
         raise malformed(label)
     return answer

@@ -14,7 +14,6 @@ are made one by the query's ``aggregate`` option, as for Prometheus. Errors come
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -23,7 +22,7 @@ from urllib.parse import urlencode
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import MAX_RETRY_AFTER_S, ApiError, call, retry_after
+from pulse.net.api import ApiError, bounded, call, json_body, quote, retry_after
 
 LABEL = "Datadog"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -53,14 +52,16 @@ def query(
     request = Request("GET", url, headers, None, timeout_s, keep_alive=True)
     response = call(request, policy, vendor=LABEL, reason=_errors, wait=_reset)
     answer = json_object(response, LABEL)
-    if answer.get("status") == "error":
-        raise ApiError(f"{LABEL}: {answer.get('error') or 'error'}", permanent=True)
+    if answer.get("status") == "error":  # an error answered with a 200
+        raise ApiError(f"{LABEL}: {quote(request, answer.get('error') or 'error')}", permanent=True)
     listed = answer.get("series") or []
     if not isinstance(listed, list) or not all(isinstance(series, dict) for series in listed):
         raise malformed(LABEL)
     values = []
     for series in listed:
         pointlist = series.get("pointlist") or []
+        if not isinstance(pointlist, list):
+            raise malformed(LABEL)
         points = [p for p in pointlist if isinstance(p, list) and len(p) == 2 and p[1] is not None]
         if points:
             values.append(_number(points[-1][1]))
@@ -77,19 +78,18 @@ def _number(value: Any) -> float:
 
 
 def _reset(response: Response) -> float:
-    """Seconds until the rate limit resets: ``X-RateLimit-Reset``, else the usual Retry-After."""
+    """Seconds until the rate limit resets: ``X-RateLimit-Reset``, else the usual Retry-After;
+    `bounded` either way."""
     try:
-        return min(max(float(response.headers["x-ratelimit-reset"]), 0.0), MAX_RETRY_AFTER_S)
+        return bounded(float(response.headers["x-ratelimit-reset"]))
     except (KeyError, ValueError):
         return retry_after(response)
 
 
 def _errors(response: Response) -> str:
     """The reason of an error answer: its ``errors``, joined."""
-    try:
-        errors = json.loads(response.body).get("errors")
-    except (ValueError, AttributeError):
-        return response.text
+    answer = json_body(response)
+    errors = answer.get("errors") if isinstance(answer, dict) else None
     return "; ".join(str(e) for e in errors) if isinstance(errors, list) and errors else response.text
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import ApiError, call, quote
+from pulse.net.api import ApiError, call, json_body, quote
 
 LABEL = "Grafana"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -83,8 +83,9 @@ def query(
         raise malformed(LABEL)
     if result.get("error"):
         status = result.get("status")
-        transient = isinstance(status, int) and status >= 500
-        raise ApiError(f"{LABEL}: {quote(request, str(result['error']))}", permanent=not transient, status=status)
+        status = status if isinstance(status, int) and not isinstance(status, bool) else None
+        transient = status is not None and status >= 500
+        raise ApiError(f"{LABEL}: {quote(request, result['error'])}", permanent=not transient, status=status)
     return combine(_values(result.get("frames") or []), options, LABEL)
 
 
@@ -119,23 +120,16 @@ def _ref(answer: Any) -> dict[str, Any] | None:
     return result if isinstance(result, dict) else None
 
 
-def _parsed(response: Response) -> Any:
-    try:
-        return json.loads(response.body)
-    except ValueError:
-        return None
-
-
 def _reason(response: Response) -> str:
     """The reason of a failed answer: the query's ``error``, else Grafana's ``message``, else its text."""
-    answer = _parsed(response)
+    answer = json_body(response)
     error = (_ref(answer) or {}).get("error") or (answer.get("message") if isinstance(answer, dict) else None)
     return str(error) if error else response.text
 
 
 def _status(response: Response) -> int:
     """The status a failed answer is judged by: the query's own, else the HTTP status."""
-    status = (_ref(_parsed(response)) or {}).get("status")
+    status = (_ref(json_body(response)) or {}).get("status")
     return status if isinstance(status, int) and not isinstance(status, bool) else response.status or 0
 
 

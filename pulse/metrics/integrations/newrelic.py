@@ -25,7 +25,7 @@ from typing import Any
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import ApiError, call
+from pulse.net.api import ApiError, call, json_body, quote
 
 LABEL = "New Relic"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -55,15 +55,15 @@ def query(
     body = json.dumps({"query": GRAPHQL, "variables": variables})
     request = Request("POST", base.rstrip("/") + "/graphql", headers, body, timeout_s, keep_alive=True)
     answer = json_object(call(request, policy, vendor=LABEL, reason=_messages), LABEL)
-    if answer.get("errors"):
-        raise _failure(answer["errors"])
+    if answer.get("errors"):  # GraphQL errors, answered with a 200
+        raise _failure(request, answer["errors"])
     try:
         results = answer["data"]["actor"]["account"]["nrql"]["results"]
     except (KeyError, TypeError):
         raise malformed(LABEL) from None
     if not isinstance(results, list) or not all(isinstance(row, dict) for row in results):
         raise malformed(LABEL)
-    return _sample(_latest(results), options)
+    return _sample(request, _latest(results), options)
 
 
 def _latest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -74,64 +74,66 @@ def _latest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(last.values())
 
 
-def _sample(rows: list[dict[str, Any]], options: Mapping[str, Any]) -> Sample:
+def _sample(request: Request, rows: list[dict[str, Any]], options: Mapping[str, Any]) -> Sample:
     if not rows:
         return Sample(None, "the query returned no rows")
-    values = [value for value in (_value(row, options.get("field")) for row in rows) if value is not None]
+    field = options.get("field")
+    values = [value for value in (_value(request, row, field) for row in rows) if value is not None]
     if not values:
         return Sample(None, "the query's value is null (no events in its window)")
     return combine(values, options, LABEL)
 
 
-def _value(row: dict[str, Any], field: str | None) -> float | None:
-    """The value of one row: its ``field``, or its one numeric column."""
+def _value(request: Request, row: dict[str, Any], field: str | None) -> float | None:
+    """The value of one row: its ``field``, or its one numeric column. Column names are New
+    Relic's text: error texts quote them."""
     if field is not None:
         if field not in row:
             raise ApiError(
-                f"{LABEL}: the query's rows have no column {field!r} (they have {_names(row)})", permanent=True
+                f"{LABEL}: the query's rows have no column {field!r} (they have {_names(request, row)})",
+                permanent=True,
             )
-        return _number(row[field], field)
+        return _number(request, row[field], field)
     columns = {name: value for name, value in row.items() if name not in _NOT_VALUES and not isinstance(value, str)}
     if len(columns) != 1:
         raise ApiError(
-            f"{LABEL}: the query's rows have {len(columns)} numeric columns ({_names(columns)}): "
+            f"{LABEL}: the query's rows have {len(columns)} numeric columns ({_names(request, columns)}): "
             "name the one to use with `field`",
             permanent=True,
         )
     [(name, value)] = columns.items()
-    return _number(value, name)
+    return _number(request, value, name)
 
 
-def _number(value: Any, name: str) -> float | None:
+def _number(request: Request, value: Any, name: str) -> float | None:
     """A column's number: null is none; a percentile's ``{"95": 0.4}`` is its one number."""
     if isinstance(value, dict) and len(value) == 1:
         [value] = value.values()
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ApiError(f"{LABEL}: the column {name!r} is not a number", permanent=True)
+        raise ApiError(f"{LABEL}: the column {quote(request, repr(name))} is not a number", permanent=True)
     return float(value)
 
 
-def _names(row: Mapping[str, Any]) -> str:
-    return ", ".join(sorted(row)[:10]) or "none"
+def _names(request: Request, row: Mapping[str, Any]) -> str:
+    return quote(request, ", ".join(sorted(row)[:10]) or "none")
 
 
-def _failure(errors: Any) -> ApiError:
+def _failure(request: Request, errors: Any) -> ApiError:
     """The `ApiError` of GraphQL ``errors``: their messages; transient only for New Relic's
     timeout and server error classes."""
     errors = [e for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
     messages = "; ".join(str(e.get("message") or "error") for e in errors) or "error"
-    classes = {str((e.get("extensions") or {}).get("errorClass", "")) for e in errors}
-    return ApiError(f"{LABEL}: {messages}", permanent=not classes & _TRANSIENT)
+    extensions = [e.get("extensions") for e in errors]
+    classes = {str(found.get("errorClass", "")) for found in extensions if isinstance(found, dict)}
+    return ApiError(f"{LABEL}: {quote(request, messages)}", permanent=not classes & _TRANSIENT)
 
 
 def _messages(response: Response) -> str:
     """The reason of a non-2xx answer: its GraphQL errors' messages, else its text."""
-    try:
-        errors = json.loads(response.body).get("errors")
-    except (ValueError, AttributeError):
-        return response.text
+    answer = json_body(response)
+    errors = answer.get("errors") if isinstance(answer, dict) else None
     if isinstance(errors, list) and errors:
         return "; ".join(str(e.get("message")) for e in errors if isinstance(e, dict) and e.get("message"))
     return response.text

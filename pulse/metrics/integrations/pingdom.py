@@ -13,8 +13,10 @@ paused or unknown).
 
 Every answer carries ``Req-Limit-Short`` and ``Req-Limit-Long`` (``Remaining: 394 Time until
 reset: 3589``). When either has nothing remaining, this worker process sends no request with
-that token until it resets: its polls meanwhile find no data, saying why. A 429 is retried when
-the used-up limit resets (at most `MAX_RETRY_AFTER_S` later), else after its Retry-After.
+that token until it resets, or for 20 minutes at most (`pulse.net.api.bounded`; then one request
+asks again): its polls meanwhile find no data, saying why. A 429 is retried when the used-up
+limit resets (at most 20 minutes later), else after its Retry-After. A status Pingdom does not
+document is a failure that quotes it, never a note (notes reach subscribers).
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from typing import Any
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, json_object, malformed
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import MAX_RETRY_AFTER_S, ApiError, call, json_field, retry_after
+from pulse.net.api import ApiError, bounded, call, json_field, quote, retry_after
 
 LABEL = "Pingdom"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
 API = "https://api.pingdom.com/api/3.1"
 FIELDS = ("lastresponsetime", "status")
 STATUS_VALUES = {"up": 1.0, "down": 0.0, "unconfirmed_down": 0.0}
+STATUSES = ("up", "down", "unconfirmed_down", "unknown", "paused")
 _LIMIT = re.compile(r"Remaining:\s*(\d+)\s+Time until reset:\s*(\d+)", re.IGNORECASE)
 _CHECK_ID = re.compile(r"\d{1,18}")
 
@@ -81,11 +84,14 @@ def query(
     found = json_object(response, LABEL).get("check")
     if not isinstance(found, dict):
         raise malformed(LABEL)
+    if found.get("status") not in STATUSES:
+        said = quote(request, found.get("status"))
+        raise ApiError(f"{LABEL}: the check's status {said} is not one Pingdom documents", permanent=True)
     return _sample(found, options.get("field", FIELDS[0]))
 
 
 def _sample(found: Mapping[str, Any], field: str) -> Sample:
-    status = found.get("status")
+    status = found.get("status")  # one of STATUSES
     if field == "status":
         if status in STATUS_VALUES:
             return Sample(STATUS_VALUES[status])
@@ -99,18 +105,19 @@ def _sample(found: Mapping[str, Any], field: str) -> Sample:
 
 
 def _reset(response: Response) -> float:
-    """Seconds until the longest of the used-up request limits resets (0 if none is used up)."""
+    """Seconds until the longest of the used-up request limits resets (0 if none is used up),
+    `bounded` whatever the headers say."""
     waits = [0.0]
     for name in ("req-limit-short", "req-limit-long"):
         found = _LIMIT.search(response.headers.get(name, ""))
-        if found and int(found[1]) == 0:
-            waits.append(float(found[2]))
+        if found and float(found[1]) == 0:
+            waits.append(bounded(float(found[2])))
     return max(waits)
 
 
 def _wait(response: Response) -> float:
     """Seconds a 429 asks to wait: until the used-up limit resets, else the usual Retry-After."""
-    return min(_reset(response), MAX_RETRY_AFTER_S) or retry_after(response)
+    return _reset(response) or retry_after(response)
 
 
 def _rest(account: tuple[str, str], seconds: float) -> None:

@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 import pulse
 from pulse.metrics.integrations.base import Integration, Sample, combine, json_object, malformed
 from pulse.net import AddressPolicy, Request
-from pulse.net.api import ApiError, call, json_field
+from pulse.net.api import ApiError, call, json_field, quote
 
 LABEL = "Prometheus"
 USER_AGENT = f"Pulse/{pulse.__version__} (metrics)"
@@ -43,22 +43,19 @@ def query(
     request = Request("POST", url, headers, urlencode({"query": text}), timeout_s, keep_alive=True)
     response = call(request, policy, vendor=LABEL, reason=json_field("error"))
     answer = json_object(response, LABEL)
-    if answer.get("status") != "success":
-        error_type, reason = str(answer.get("errorType", "")), str(answer.get("error", ""))
-        raise ApiError(f"{LABEL}: {error_type or 'error'}: {reason}".rstrip(": "), permanent=error_type in _PERMANENT)
+    if answer.get("status") != "success":  # an error answered with a 2xx (a proxy's, a gateway's)
+        error_type, reason = answer.get("errorType") or "error", answer.get("error") or ""
+        said = quote(request, f"{error_type}: {reason}".rstrip(": "))
+        raise ApiError(f"{LABEL}: {said}", permanent=isinstance(error_type, str) and error_type in _PERMANENT)
     data = answer.get("data")
     if not isinstance(data, dict):
         raise malformed(LABEL)
-    return sample(data, options)
-
-
-def sample(data: Mapping[str, Any], options: Mapping[str, Any]) -> Sample:
-    """The `Sample` of a successful answer's ``data``."""
     kind, result = data.get("resultType"), data.get("result")
     if kind == "scalar":
         return Sample.of(_number(result))
     if kind != "vector" or not isinstance(result, list):
-        raise ApiError(f"{LABEL}: the query gives a {kind}; it must give a vector or a scalar", permanent=True)
+        said = quote(request, kind)
+        raise ApiError(f"{LABEL}: the query gives a {said}; it must give a vector or a scalar", permanent=True)
     return combine([_number(series.get("value")) for series in result if isinstance(series, dict)], options, LABEL)
 
 
@@ -66,7 +63,7 @@ def _number(point: Any) -> float:
     """The value of a ``[timestamp, "value"]`` pair; `ApiError` for anything else."""
     try:
         return float(point[1])
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, LookupError):
         raise ApiError(f"{LABEL}: a value in its answer is not a number", permanent=True) from None
 
 

@@ -34,15 +34,15 @@ def test_two_schedulers_double_no_check_and_no_event(make_component, target, wor
     with Vendors() as vendors, NewRelic() as newrelic:
         newrelic_queries(organization, newrelic, QUERIES, interval_seconds=15)
         webhook_channel(organization, vendors)
-        workers(threads=8)
+        worker = workers(threads=8)
         both = [schedulers(), schedulers()]
         wait_for(lambda: UptimeCheck.select().count() >= 2 * COMPONENTS, "two rounds of checks", timeout=60)
         target.answer("/health", status=503, body=b"down")  # three failures later: an outage, an incident
         wait_for(lambda: all(ticks(s) >= 3 for s in both), "three ticks of each scheduler", timeout=150)
         wait_for(lambda: Event.select().count() == 2 * COMPONENTS, "a change and an incident per component")
         vendors.wait_received("webhook", 2 * COMPONENTS)
-        for scheduler in both:
-            scheduler.stop()
+        for process in (*both, worker):  # the worker's loops check until it stops
+            process.stop()
         requests_made = len(target.received)
         wait_for(
             lambda: len(newrelic.requests) == MetricDataPoint.select().count() >= 4 * QUERIES,

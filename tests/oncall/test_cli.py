@@ -70,6 +70,19 @@ def test_shifts_across_a_dst_change_keep_the_handoff_at_local_time(applied):
     assert "2027-03-15 09:00 EDT" in table.stdout and "Carol (carol)" in table.stdout
 
 
+def test_a_name_is_shown_as_written_never_as_markup(applied):
+    Person.update(name="Alice [/x] [bold]").where(Person.key == "alice").execute()
+    shown = pulse(
+        "oncall", "shifts", "acme/primary", "--from", "2026-12-07", "--to", "2026-12-08", FORCE_COLOR="1", COLUMNS="300"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Alice [/x] [bold] (alice)" in shown.stdout
+
+    shown = pulse("oncall", "who", "acme/primary", "--at", "2026-12-07T10:00")
+    assert shown.returncode == 0, shown.stderr
+    assert "Alice [/x] [bold] (alice)" in shown.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "problem"),
     [

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import yaml
@@ -149,10 +149,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):  # a !!set or !!map tag on a list or a text
+            raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
         keys = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, list | dict):
+            if not isinstance(key, Hashable):  # a list, a mapping, a !!set
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
@@ -163,6 +165,30 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
             keys.add(key)
         return super().construct_mapping(node, deep)
+
+
+def _scalar(what: str, construct: Callable[[Any, yaml.ScalarNode], Any]) -> Callable[[Any, yaml.ScalarNode], Any]:
+    """``construct``, with a value it cannot read (``2020-13-45``, an integer of 5,000 digits,
+    ``!!int x``) refused as not a valid ``what``, at its place in the file."""
+
+    def checked(loader: Any, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, ArithmeticError, LookupError, AttributeError, TypeError):
+            raise yaml.constructor.ConstructorError(None, None, f"not a valid {what}", node.start_mark) from None
+
+    return checked
+
+
+for _tag, _what in [
+    ("int", "integer (of at most 4300 digits)"),
+    ("float", "number"),
+    ("bool", "boolean (true or false)"),
+    ("timestamp", "date or time (put a text in quotes)"),
+]:
+    _UniqueKeyLoader.add_constructor(
+        f"tag:yaml.org,2002:{_tag}", _scalar(_what, yaml.SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{_tag}"])
+    )
 
 
 def load(source: str | bytes) -> ConfigFile:

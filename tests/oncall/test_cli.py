@@ -89,6 +89,11 @@ def test_a_name_is_shown_as_written_never_as_markup(applied):
         (("who", "tertiary"), "pulse: no schedule 'tertiary' (pulse oncall who lists them)"),
         (("who", "primary"), "pulse: 'primary' names schedules of several organizations: acme/primary, globex/primary"),
         (("who", "acme/primary", "--at", "tomorrow"), "pulse: 'tomorrow' is not a time: expected ISO 8601"),
+        (
+            ("who", "acme/primary", "--at", "9999-12-31T23:00Z"),
+            "pulse: 9999-12-31T23:00:00+00:00 is not between the years 1970 and 2999",
+        ),
+        (("shifts", "acme/primary", "--from", "0001-01-01"), "pulse: 0001-01-01T00:00:00 is not between the years"),
         (("shifts", "acme/primary", "--from", "2027-01-02", "--to", "2027-01-01"), "pulse: --to must be after --from"),
         (("shifts", "acme/primary", "--to", "2099-01-01"), "pulse: --from and --to are more than a year apart"),
     ],

@@ -22,6 +22,7 @@ from rich.text import Text
 from pulse.config import Settings, get_settings
 
 console = Console()
+LIMIT = click.IntRange(1, 100_000)  # the type of a listing's --limit
 
 # C0 and C1 control characters (but tab and newline), DEL, and the bidirectional controls.
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"

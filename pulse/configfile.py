@@ -194,9 +194,9 @@ for _tag, _what in [
 def load(source: str | bytes) -> ConfigFile:
     """Parse and validate a configuration file (UTF-8 text); ConfigError lists every problem, one
     per line, and never repeats a value (it may be a secret)."""
-    text = _text(source)
-    if len(text.encode()) > MAX_FILE_BYTES:
+    if len(source if isinstance(source, bytes) else source.encode()) > MAX_FILE_BYTES:
         raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    text = _text(source)
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)
         if not isinstance(data, dict):

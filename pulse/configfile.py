@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import yaml
@@ -204,16 +204,18 @@ def load(source: str | bytes) -> ConfigFile:
         if _depth(data) > MAX_DEPTH:
             raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep")
         problems: list[str] = []
-        data = _expand(data, "", problems)
+        sources: dict[str, dict[str, str]] = {}
+        data = _expand(data, (), problems, sources)
         if problems:
             raise ConfigError("\n".join(problems))
-        return ConfigFile.model_validate(data)
+        try:
+            return ConfigFile.model_validate(data)
+        except ValidationError as e:
+            raise ConfigError("\n".join(_problem(error, sources) for error in e.errors())) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {_yaml_problem(e)}") from None
     except RecursionError:  # PyYAML composes nested collections recursively
         raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep") from None
-    except ValidationError as e:
-        raise ConfigError("\n".join(_problem(error) for error in e.errors())) from None
 
 
 def _text(source: str | bytes) -> str:
@@ -237,28 +239,41 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _expand(value: Any, path: str, problems: list[str]) -> Any:
+def _expand(value: Any, loc: tuple[Any, ...], problems: list[str], sources: dict[str, dict[str, str]]) -> Any:
     """``value`` with each ``${NAME}`` in its texts replaced by the environment variable NAME. A
     variable that is not set, and a NUL character (which no text may hold), are added to
-    ``problems`` with their path."""
+    ``problems`` with their path; each text that took a variable's value is added to ``sources``:
+    its path, and the values it took by name."""
     if isinstance(value, dict):
-        return {key: _expand(item, f"{path}.{key}" if path else str(key), problems) for key, item in value.items()}
+        return {key: _expand(item, (*loc, key), problems, sources) for key, item in value.items()}
     if isinstance(value, list):
-        return [_expand(item, f"{path}[{index}]", problems) for index, item in enumerate(value)]
+        return [_expand(item, (*loc, index), problems, sources) for index, item in enumerate(value)]
     if not isinstance(value, str):
         return value
+    taken: dict[str, str] = {}
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
-            problems.append(f"{path}: the environment variable {name} is not set")
+            problems.append(f"{_path(loc)}: the environment variable {name} is not set")
             return ""
-        return os.environ[name]
+        taken[name] = os.environ[name]
+        return taken[name]
 
     expanded = _REFERENCE.sub(replace, value) if "${" in value else value
+    if taken:
+        sources[_path(loc)] = taken
     if "\x00" in expanded:
-        problems.append(f"{path}: a NUL character is not allowed in a text")
+        problems.append(f"{_path(loc)}: a NUL character is not allowed in a text")
     return expanded
+
+
+def _path(loc: Iterable[Any]) -> str:
+    """``organizations[0].components[1].url``, from ``("organizations", 0, "components", 1, "url")``."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
@@ -267,21 +282,56 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 
-def _problem(error: Any) -> str:
+def _problem(error: Any, sources: dict[str, dict[str, str]]) -> str:
     """One line per problem, each with its path in the file. A part that finds several problems
     raises them one per line, each starting with its path inside the part (``layers[1].handoff:
-    ...``), which is joined to the part's own."""
-    path = ""
-    for part in error["loc"]:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    ...``), which is joined to the part's own. No line repeats a value taken from the environment
+    (`sources`, as `_expand` found them)."""
+    path = _path(error["loc"])
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
         message = "unknown field"
     lines = []
     for line in message.splitlines():
         inner = _INNER_PATH.match(line)
-        lines.append(f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}")
+        shown = f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}"
+        lines.append(_unrepeated(shown, sources, ours=bool(inner) or error["type"] == "value_error"))
     return "\n".join(lines)
+
+
+def _unrepeated(line: str, sources: dict[str, dict[str, str]], *, ours: bool) -> str:
+    """``line`` (``<path>: <reason>``) with no value taken from the environment.
+
+    The reason Pulse's own checks (``ours``: pydantic's never quote a value) give for refusing
+    such a value, or a part by one of its fields that holds one, may quote it in any form (a
+    duration as ``48h``, a formula's names): it is left out. A value quoted elsewhere (a key that
+    appears twice) reads ``${NAME}``."""
+    where = re.split(r"[\s:]", line, maxsplit=1)[0]
+    reason = line[len(where) :]
+    for source, taken in sources.items():
+        if _within(source, where):
+            for name, value in taken.items():
+                forms = {value, value.strip(), repr(value)[1:-1], repr(value.strip())[1:-1]} - {""}
+                for form in sorted(forms, key=len, reverse=True):
+                    reason = reason.replace(form, f"${{{name}}}")
+    for source, taken in sources.items():
+        field = source.removeprefix(f"{where}.") if source.startswith(f"{where}.") else None
+        quoted = field is not None and not re.search(r"[.\[]", field) and _quotes(reason, taken.values())
+        if ours and (_within(where, source) or quoted):
+            names = ", ".join(f"${{{name}}}" for name in taken)
+            return f"{where}: not valid (the reason would repeat the value of {names}, from the environment)"
+    return where + reason
+
+
+def _quotes(reason: str, values: Iterable[str]) -> bool:
+    """Whether ``reason`` holds a word (3 characters or more) of one of ``values``."""
+    words = {word for value in values for word in re.findall(r"\w{3,}", value)}
+    return any(re.search(rf"\b{re.escape(word)}\b", reason) for word in words)
+
+
+def _within(path: str, part: str) -> bool:
+    """Whether ``path`` is ``part`` or inside it ("(file)" holds every path)."""
+    return part == "(file)" or path == part or path.startswith((f"{part}.", f"{part}["))
 
 
 @dataclasses.dataclass

@@ -11,6 +11,10 @@ as YAML 1.2 reads them: ``17:30`` is a time of day in a text, not the number 105
 base 60). Applying is
 idempotent (upsert by slug, key or address) and happens in one transaction; ``prune`` also
 deletes what the file no longer names.
+
+A file is at most 5 MiB; loading it takes time in proportion to its size, at most about 4 s a MiB
+on a 2-core machine (the densest YAML, a list of numbers on one line; components take 1 s a MiB):
+`tests/benchmarks/bench_configfile.py` measures it.
 """
 
 from __future__ import annotations
@@ -132,21 +136,51 @@ class ConfigFile(Strict):
         return value
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; a configuration file must not have any. Nor
-    aliases: nested ones multiply a small file into billions of values ("billion laughs"). Nor
-    base 60: a time of day such as 17:30 stays a text."""
+_Events: Any
+if yaml.__with_libyaml__:  # libyaml scans and parses 7 times faster than PyYAML's Python
+    _Events = yaml.cyaml.CParser  # type: ignore[attr-defined]
+else:  # pragma: no cover - PyYAML built without libyaml
+
+    class _Events(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
+class _Loader(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver, _Events):
+    """`yaml.SafeLoader` with its events from libyaml when PyYAML has it (a load takes 3 to 4 times
+    less time, still in proportion to the file's size), and stricter. PyYAML keeps the last of two
+    equal keys; a configuration file must not have any. Nor aliases: nested ones multiply a small
+    file into billions of values ("billion laughs"). Nor more than `MAX_DEPTH` levels of nesting.
+    Nor base 60: a time of day such as 17:30 stays a text."""
 
     yaml_implicit_resolvers = {
         first: [(tag, _NUMBERS.get(tag, pattern)) for tag, pattern in resolvers]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
+    def __init__(self, stream: str) -> None:
+        _Events.__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.depth = 0  # of the node being composed
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not supported", mark)
-        return super().compose_node(parent, index)
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return super().compose_node(parent, index)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, f"the file is nested more than {MAX_DEPTH} levels deep", mark)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, yaml.MappingNode):  # a !!set or !!map tag on a list or a text
@@ -186,7 +220,7 @@ for _tag, _what in [
     ("bool", "boolean (true or false)"),
     ("timestamp", "date or time (put a text in quotes)"),
 ]:
-    _UniqueKeyLoader.add_constructor(
+    _Loader.add_constructor(
         f"tag:yaml.org,2002:{_tag}", _scalar(_what, yaml.SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{_tag}"])
     )
 
@@ -198,11 +232,9 @@ def load(source: str | bytes) -> ConfigFile:
         raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     text = _text(source)
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_Loader)
         if not isinstance(data, dict):
             raise ConfigError("the file must be a mapping with an `organizations` list")
-        if _depth(data) > MAX_DEPTH:
-            raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep")
         problems: list[str] = []
         sources: dict[str, dict[str, str]] = {}
         data = _expand(data, (), problems, sources)
@@ -214,8 +246,6 @@ def load(source: str | bytes) -> ConfigFile:
             raise ConfigError("\n".join(_problem(error, sources) for error in e.errors())) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {_yaml_problem(e)}") from None
-    except RecursionError:  # PyYAML composes nested collections recursively
-        raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep") from None
 
 
 def _text(source: str | bytes) -> str:
@@ -225,18 +255,6 @@ def _text(source: str | bytes) -> str:
         return source.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(f"the file is not UTF-8 text (byte 0x{source[e.start]:02x} at offset {e.start})") from None
-
-
-def _depth(value: Any) -> int:
-    """How deeply lists and mappings nest in ``value`` (a scalar is 0), without recursion."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            todo.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def _expand(value: Any, loc: tuple[Any, ...], problems: list[str], sources: dict[str, dict[str, str]]) -> Any:
@@ -279,6 +297,8 @@ def _path(loc: Iterable[Any]) -> str:
 def _yaml_problem(error: yaml.YAMLError) -> str:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or str(error)
+    if problem == "exceeded maximum nesting depth":  # libyaml's limit (1000 levels), met first when it reads ahead
+        problem = f"the file is nested more than {MAX_DEPTH} levels deep"
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 

@@ -228,8 +228,6 @@ for _tag, _what in [
 def load(source: str | bytes) -> ConfigFile:
     """Parse and validate a configuration file (UTF-8 text); ConfigError lists every problem, one
     per line, and never repeats a value (it may be a secret)."""
-    if len(source if isinstance(source, bytes) else source.encode()) > MAX_FILE_BYTES:
-        raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     text = _text(source)
     try:
         data = yaml.load(text, Loader=_Loader)
@@ -249,8 +247,11 @@ def load(source: str | bytes) -> ConfigFile:
 
 
 def _text(source: str | bytes) -> str:
-    if isinstance(source, str):
-        return source
+    """The file's text: at most `MAX_FILE_BYTES` of UTF-8."""
+    if isinstance(source, str):  # a lone surrogate passes, to be refused as the bytes it is
+        source = source.encode("utf-8", "surrogatepass")
+    if len(source) > MAX_FILE_BYTES:
+        raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
         return source.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -296,7 +297,9 @@ def _path(loc: Iterable[Any]) -> str:
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]  # a ReaderError: no mark
+    if isinstance(error, yaml.reader.ReaderError):
+        problem += f" (at offset {error.position})"
     if problem == "exceeded maximum nesting depth":  # libyaml's limit (1000 levels), met first when it reads ahead
         problem = f"the file is nested more than {MAX_DEPTH} levels deep"
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem

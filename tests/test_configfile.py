@@ -89,6 +89,8 @@ def test_extracted_values_and_maintenance_follow_the_file(database):
 
 INVALID = [
     ("organizations: [", "not valid YAML: line"),
+    ("organizations: \x1b[2J", "not valid YAML: unacceptable character #x001b: control characters are not allowed"),
+    ("organizations: \ud800", "the file is not UTF-8 text (byte 0xed at offset 15)"),  # a lone surrogate
     ("- just\n- a list", "must be a mapping"),
     ("organisations: []", "organisations: unknown field"),
     ("organizations: []", "organizations: List should have at least 1 item"),

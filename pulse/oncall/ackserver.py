@@ -145,8 +145,9 @@ class _Handler(WSGIRequestHandler):
         except TimeoutError:
             self._log_refusal(f"not sent whole within {self.server.deadline:g} s; the connection is closed")
             return
-        except OSError as e:
-            self._log_refusal(f"the connection failed ({type(e).__name__}) before the request was read")
+        except OSError as e:  # the client went away, perhaps while it was answered a refusal (logged already)
+            if not self.refusal:
+                self._log_refusal(f"the connection failed ({type(e).__name__}) before the request was read")
             return
         if body is None:
             return

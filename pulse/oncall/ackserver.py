@@ -152,7 +152,7 @@ class _Handler(WSGIRequestHandler):
         if body is None:
             return
         output = cast(IO[bytes], self.wfile)
-        handler = _Answer(io.BytesIO(body), output, self.get_stderr(), self.get_environ(), multithread=False)
+        handler = _Answer(io.BytesIO(body), output, self.get_stderr(), self.get_environ(), multithread=True)
         handler.request_handler = self  # type: ignore[attr-defined]  # for its log line, as wsgiref does
         handler.run(self.server.app)
 

@@ -11,6 +11,10 @@ as YAML 1.2 reads them: ``17:30`` is a time of day in a text, not the number 105
 base 60). Applying is
 idempotent (upsert by slug, key or address) and happens in one transaction; ``prune`` also
 deletes what the file no longer names.
+
+A file is at most 5 MiB; loading it takes time in proportion to its size, at most about 4 s a MiB
+on a 2-core machine (the densest YAML, a list of numbers on one line; components take 1 s a MiB):
+`tests/benchmarks/bench_configfile.py` measures it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import yaml
@@ -132,27 +136,59 @@ class ConfigFile(Strict):
         return value
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML keeps the last of two equal keys; a configuration file must not have any. Nor
-    aliases: nested ones multiply a small file into billions of values ("billion laughs"). Nor
-    base 60: a time of day such as 17:30 stays a text."""
+_Events: Any
+if yaml.__with_libyaml__:  # libyaml scans and parses 7 times faster than PyYAML's Python
+    _Events = yaml.cyaml.CParser  # type: ignore[attr-defined]
+else:  # pragma: no cover - PyYAML built without libyaml
+
+    class _Events(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            yaml.reader.Reader.__init__(self, stream)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
+class _Loader(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver, _Events):
+    """`yaml.SafeLoader` with its events from libyaml when PyYAML has it (a load takes 3 to 4 times
+    less time, still in proportion to the file's size), and stricter. PyYAML keeps the last of two
+    equal keys; a configuration file must not have any. Nor aliases: nested ones multiply a small
+    file into billions of values ("billion laughs"). Nor more than `MAX_DEPTH` levels of nesting.
+    Nor base 60: a time of day such as 17:30 stays a text."""
 
     yaml_implicit_resolvers = {
         first: [(tag, _NUMBERS.get(tag, pattern)) for tag, pattern in resolvers]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
+    def __init__(self, stream: str) -> None:
+        _Events.__init__(self, stream)
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.depth = 0  # of the node being composed
+
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not supported", mark)
-        return super().compose_node(parent, index)
+        if not self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            return super().compose_node(parent, index)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, f"the file is nested more than {MAX_DEPTH} levels deep", mark)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):  # a !!set or !!map tag on a list or a text
+            raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
         keys = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, list | dict):
+            if not isinstance(key, Hashable):  # a list, a mapping, a !!set
                 raise yaml.constructor.ConstructorError(
                     None,
                     None,
@@ -165,97 +201,160 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
+def _scalar(what: str, construct: Callable[[Any, yaml.ScalarNode], Any]) -> Callable[[Any, yaml.ScalarNode], Any]:
+    """``construct``, with a value it cannot read (``2020-13-45``, an integer of 5,000 digits,
+    ``!!int x``) refused as not a valid ``what``, at its place in the file."""
+
+    def checked(loader: Any, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, ArithmeticError, LookupError, AttributeError, TypeError):
+            raise yaml.constructor.ConstructorError(None, None, f"not a valid {what}", node.start_mark) from None
+
+    return checked
+
+
+for _tag, _what in [
+    ("int", "integer (of at most 4300 digits)"),
+    ("float", "number"),
+    ("bool", "boolean (true or false)"),
+    ("timestamp", "date or time (put a text in quotes)"),
+]:
+    _Loader.add_constructor(
+        f"tag:yaml.org,2002:{_tag}", _scalar(_what, yaml.SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{_tag}"])
+    )
+
+
 def load(source: str | bytes) -> ConfigFile:
     """Parse and validate a configuration file (UTF-8 text); ConfigError lists every problem, one
     per line, and never repeats a value (it may be a secret)."""
     text = _text(source)
-    if len(text.encode()) > MAX_FILE_BYTES:
-        raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)
+        data = yaml.load(text, Loader=_Loader)
         if not isinstance(data, dict):
             raise ConfigError("the file must be a mapping with an `organizations` list")
-        if _depth(data) > MAX_DEPTH:
-            raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep")
         problems: list[str] = []
-        data = _expand(data, "", problems)
+        sources: dict[str, dict[str, str]] = {}
+        data = _expand(data, (), problems, sources)
         if problems:
             raise ConfigError("\n".join(problems))
-        return ConfigFile.model_validate(data)
+        try:
+            return ConfigFile.model_validate(data)
+        except ValidationError as e:
+            raise ConfigError("\n".join(_problem(error, sources) for error in e.errors())) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {_yaml_problem(e)}") from None
-    except RecursionError:  # PyYAML composes nested collections recursively
-        raise ConfigError(f"the file is nested more than {MAX_DEPTH} levels deep") from None
-    except ValidationError as e:
-        raise ConfigError("\n".join(_problem(error) for error in e.errors())) from None
 
 
 def _text(source: str | bytes) -> str:
-    if isinstance(source, str):
-        return source
+    """The file's text: at most `MAX_FILE_BYTES` of UTF-8."""
+    if isinstance(source, str):  # a lone surrogate passes, to be refused as the bytes it is
+        source = source.encode("utf-8", "surrogatepass")
+    if len(source) > MAX_FILE_BYTES:
+        raise ConfigError(f"the file is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
     try:
         return source.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ConfigError(f"the file is not UTF-8 text (byte 0x{source[e.start]:02x} at offset {e.start})") from None
 
 
-def _depth(value: Any) -> int:
-    """How deeply lists and mappings nest in ``value`` (a scalar is 0), without recursion."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            todo.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def _expand(value: Any, path: str, problems: list[str]) -> Any:
+def _expand(value: Any, loc: tuple[Any, ...], problems: list[str], sources: dict[str, dict[str, str]]) -> Any:
     """``value`` with each ``${NAME}`` in its texts replaced by the environment variable NAME. A
     variable that is not set, and a NUL character (which no text may hold), are added to
-    ``problems`` with their path."""
+    ``problems`` with their path; each text that took a variable's value is added to ``sources``:
+    its path, and the values it took by name."""
     if isinstance(value, dict):
-        return {key: _expand(item, f"{path}.{key}" if path else str(key), problems) for key, item in value.items()}
+        return {key: _expand(item, (*loc, key), problems, sources) for key, item in value.items()}
     if isinstance(value, list):
-        return [_expand(item, f"{path}[{index}]", problems) for index, item in enumerate(value)]
+        return [_expand(item, (*loc, index), problems, sources) for index, item in enumerate(value)]
     if not isinstance(value, str):
         return value
+    taken: dict[str, str] = {}
 
     def replace(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in os.environ:
-            problems.append(f"{path}: the environment variable {name} is not set")
+            problems.append(f"{_path(loc)}: the environment variable {name} is not set")
             return ""
-        return os.environ[name]
+        taken[name] = os.environ[name]
+        return taken[name]
 
     expanded = _REFERENCE.sub(replace, value) if "${" in value else value
+    if taken:
+        sources[_path(loc)] = taken
     if "\x00" in expanded:
-        problems.append(f"{path}: a NUL character is not allowed in a text")
+        problems.append(f"{_path(loc)}: a NUL character is not allowed in a text")
     return expanded
+
+
+def _path(loc: Iterable[Any]) -> str:
+    """``organizations[0].components[1].url``, from ``("organizations", 0, "components", 1, "url")``."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    problem = getattr(error, "problem", None) or str(error)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]  # a ReaderError: no mark
+    if isinstance(error, yaml.reader.ReaderError):
+        problem += f" (at offset {error.position})"
+    if problem == "exceeded maximum nesting depth":  # libyaml's limit (1000 levels), met first when it reads ahead
+        problem = f"the file is nested more than {MAX_DEPTH} levels deep"
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 
-def _problem(error: Any) -> str:
+def _problem(error: Any, sources: dict[str, dict[str, str]]) -> str:
     """One line per problem, each with its path in the file. A part that finds several problems
     raises them one per line, each starting with its path inside the part (``layers[1].handoff:
-    ...``), which is joined to the part's own."""
-    path = ""
-    for part in error["loc"]:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    ...``), which is joined to the part's own. No line repeats a value taken from the environment
+    (`sources`, as `_expand` found them)."""
+    path = _path(error["loc"])
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
         message = "unknown field"
     lines = []
     for line in message.splitlines():
         inner = _INNER_PATH.match(line)
-        lines.append(f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}")
+        shown = f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}"
+        lines.append(_unrepeated(shown, sources, ours=bool(inner) or error["type"] == "value_error"))
     return "\n".join(lines)
+
+
+def _unrepeated(line: str, sources: dict[str, dict[str, str]], *, ours: bool) -> str:
+    """``line`` (``<path>: <reason>``) with no value taken from the environment.
+
+    The reason Pulse's own checks (``ours``: pydantic's never quote a value) give for refusing
+    such a value, or a part by one of its fields that holds one, may quote it in any form (a
+    duration as ``48h``, a formula's names): it is left out. A value quoted elsewhere (a key that
+    appears twice) reads ``${NAME}``."""
+    where = re.split(r"[\s:]", line, maxsplit=1)[0]
+    reason = line[len(where) :]
+    for source, taken in sources.items():
+        if _within(source, where):
+            for name, value in taken.items():
+                forms = {value, value.strip(), repr(value)[1:-1], repr(value.strip())[1:-1]} - {""}
+                for form in sorted(forms, key=len, reverse=True):
+                    reason = reason.replace(form, f"${{{name}}}")
+    for source, taken in sources.items():
+        field = source.removeprefix(f"{where}.") if source.startswith(f"{where}.") else None
+        quoted = field is not None and not re.search(r"[.\[]", field) and _quotes(reason, taken.values())
+        if ours and (_within(where, source) or quoted):
+            names = ", ".join(f"${{{name}}}" for name in taken)
+            return f"{where}: not valid (the reason would repeat the value of {names}, from the environment)"
+    return where + reason
+
+
+def _quotes(reason: str, values: Iterable[str]) -> bool:
+    """Whether ``reason`` holds a word (3 characters or more) of one of ``values``."""
+    words = {word for value in values for word in re.findall(r"\w{3,}", value)}
+    return any(re.search(rf"\b{re.escape(word)}\b", reason) for word in words)
+
+
+def _within(path: str, part: str) -> bool:
+    """Whether ``path`` is ``part`` or inside it ("(file)" holds every path)."""
+    return part == "(file)" or path == part or path.startswith((f"{part}.", f"{part}["))
 
 
 @dataclasses.dataclass

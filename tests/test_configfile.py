@@ -89,6 +89,8 @@ def test_extracted_values_and_maintenance_follow_the_file(database):
 
 INVALID = [
     ("organizations: [", "not valid YAML: line"),
+    ("organizations: \x1b[2J", "not valid YAML: unacceptable character #x001b: control characters are not allowed"),
+    ("organizations: \ud800", "the file is not UTF-8 text (byte 0xed at offset 15)"),  # a lone surrogate
     ("- just\n- a list", "must be a mapping"),
     ("organisations: []", "organisations: unknown field"),
     ("organizations: []", "organizations: List should have at least 1 item"),
@@ -132,6 +134,40 @@ def test_an_invalid_file_is_rejected_with_the_problem_named(text, problem):
     with pytest.raises(ConfigError) as error:
         configfile.load(text)
     assert problem in str(error.value)
+
+
+SECRET = "s3cr3t-t0k3n"
+HIDDEN = "not valid (the reason would repeat the value of ${SECRET}, from the environment)"
+
+
+@pytest.mark.parametrize(
+    ("value", "changes", "problem"),
+    [
+        (SECRET, [("interval: 30s", "interval: ${SECRET}")], f"organizations[0].components[0].interval: {HIDDEN}"),
+        ("2d", [("interval: 30s", "interval: ${SECRET}")], f"organizations[0].components[0].interval: {HIDDEN}"),
+        (SECRET, [("method: GET", "method: ${SECRET}")], f"organizations[0].components[0].method: {HIDDEN}"),
+        (
+            SECRET,
+            [("key: api", f"key: {SECRET}"), ("key: www", "key: ${SECRET}")],
+            "organizations[0].components: component key '${SECRET}' appears twice",
+        ),
+        (
+            "x" * 300,
+            [("name: Website", "name: ${SECRET}")],
+            "components[1].name: String should have at most 200 characters",
+        ),
+    ],
+    ids=["not-a-duration", "too-long", "method", "twice", "pydantic"],
+)
+def test_a_value_from_the_environment_is_never_repeated(monkeypatch, value, changes, problem):
+    monkeypatch.setenv("SECRET", value)
+    text = ACME
+    for old, new in changes:
+        text = text.replace(old, new)
+    with pytest.raises(ConfigError) as error:
+        configfile.load(text)
+    assert problem in str(error.value)
+    assert value not in str(error.value) and "48h" not in str(error.value)
 
 
 def test_every_problem_is_listed_and_nothing_is_written(database):

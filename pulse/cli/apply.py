@@ -22,7 +22,7 @@ def apply_file(path: Any, prune: bool) -> None:
 
     try:
         with shown(f"reading {path.name}"):
-            config = configfile.load(path.read())
+            config = configfile.load(path.read(configfile.MAX_FILE_BYTES + 1))  # enough to know it is too large
     except ConfigError as e:
         echo(f"pulse: {path.name} is not valid, nothing was changed:", err=True)
         for line in str(e).splitlines():

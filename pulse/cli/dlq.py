@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pulse.cli.output import echo, fail, print_json, print_table, settings
+from pulse.cli.output import LIMIT, echo, fail, print_json, print_table, settings
 
 
 @click.group()
@@ -52,7 +52,7 @@ queue_option = click.option("--queue", "-q", help="Only this queue.")
 
 @dlq.command("list")
 @queue_option
-@click.option("--limit", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--limit", type=LIMIT, default=100, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def dlq_list(queue: str | None, limit: int, as_json: bool) -> None:
     """Dead messages not requeued since they last failed, newest first."""

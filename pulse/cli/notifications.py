@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from pulse.cli.output import echo, fail, print_json, print_table, settings
+from pulse.cli.output import LIMIT, echo, fail, print_json, print_table, settings
 
 
 @click.group()
@@ -36,7 +36,7 @@ def notify_test(channel: str) -> None:
 
 
 @click.command()
-@click.option("--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--limit", type=LIMIT, default=50, show_default=True)
 @click.option("--status", "status_filter", type=click.Choice(["pending", "sending", "sent", "failed", "cancelled"]))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def notifications(limit: int, status_filter: str | None, as_json: bool) -> None:

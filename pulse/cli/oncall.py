@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from pulse.cli.output import echo, fail, print_json, print_table, settings
+from pulse.cli.output import LIMIT, echo, fail, print_json, print_table, settings
 
 _TIME_HELP = "ISO 8601; without an offset, in the schedule's time zone."
 
@@ -117,7 +117,7 @@ def _local(text: str | None, zone: str) -> str | None:
 
 @oncall.command()
 @click.option("--all", "everything", is_flag=True, help="Resolved alerts too.")
-@click.option("--limit", default=50, show_default=True, help="How many, newest first.")
+@click.option("--limit", type=LIMIT, default=50, show_default=True, help="How many, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def alerts(everything: bool, limit: int, as_json: bool) -> None:
     """On-call alerts not resolved (with --all, every one), newest first: status, level and round,

@@ -3,6 +3,8 @@
 Every text shown goes through `printable`: a name, a title or a provider's reply may hold
 terminal escape sequences (to retitle or clear the screen) or bidirectional overrides (to disguise
 what it says), which are shown as ``\\xNN`` or ``\\uNNNN`` instead of acting on the terminal.
+Nor is any of it read as rich markup: a table's cells are `rich.text.Text`, shown as written, so
+``[/x]`` is no error and ``[link=...]`` no hyperlink.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from typing import Any, NoReturn
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pulse.config import Settings, get_settings
 
 console = Console()
+LIMIT = click.IntRange(1, 100_000)  # the type of a listing's --limit
 
 # C0 and C1 control characters (but tab and newline), DEL, and the bidirectional controls.
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -63,11 +67,17 @@ def print_json(data: Any) -> None:
 
 
 def print_table(columns: list[str], rows: list[list[Any]]) -> None:
-    """A table of plain cells: fitted to a terminal, whole lines when piped."""
+    """A table of plain cells, shown as written (never as markup): fitted to a terminal, whole
+    lines when piped."""
     table = Table(*columns, box=None, header_style="bold")
     for row in rows:
-        table.add_row(*("-" if v is None else printable(str(v), one_line=True) for v in row))
+        table.add_row(*(cell(v) for v in row))
     print_whole(table)
+
+
+def cell(value: Any) -> Text:
+    """A table cell that shows ``value`` as written, on one line: "-" for None."""
+    return Text("-" if value is None else printable(str(value), one_line=True))
 
 
 def print_whole(table: Table) -> None:

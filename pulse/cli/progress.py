@@ -35,7 +35,7 @@ def shown(description: str, total: int | None = None, *, console: Console | None
     console = console or Console(stderr=True, force_terminal=sys.stderr.isatty())
     with Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # a file's name is shown as written
         BarColumn(),
         TaskProgressColumn(text_format="{task.completed}/{task.total}", text_format_no_percentage=""),
         TimeElapsedColumn(),

@@ -10,7 +10,7 @@ import click
 from rich.table import Column, Table
 from rich.text import Text
 
-from pulse.cli.output import console, fail, natural_width, print_json, print_whole, printable, settings
+from pulse.cli.output import cell, console, fail, natural_width, print_json, print_whole, settings
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 
 
@@ -87,8 +87,7 @@ def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
         *(None if r[k] is None else f"{r[k]:.2f}%" for k in ("uptime_24h", "uptime_7d", "uptime_30d")),
         r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
     ]
-    # Text, not str: names and titles are shown as written, never read as rich markup.
-    return [c if isinstance(c, Text) else Text("-" if c is None else printable(c, one_line=True)) for c in values]
+    return [c if isinstance(c, Text) else cell(c) for c in values]
 
 
 def status_text(row: dict[str, Any]) -> Text:

@@ -26,7 +26,7 @@ from pulse.cli import run
 from pulse.config import Settings, redact
 from pulse.db import drop_database, setup_database
 from pulse.db import migrate as run_migrations
-from pulse.demo.feed import Feed, console
+from pulse.demo.feed import Feed, console, escape
 from pulse.demo.server import CYCLE, DOWN_AT, DOWN_FOR, SLOW_S, DemoServer
 from pulse.errors import ConfigError
 
@@ -82,7 +82,8 @@ def run_demo(settings: Settings, threads: int) -> int:
             f" from {DOWN_AT:.0f} s after the start\n"
             f"  search   {server.url}/search      answers in {SLOW_S} s, over its 500 ms condition\n"
             f"Checks every 15 s; the configuration is pulse/demo/demo.yaml. Workers log at {level} and above.\n"
-            f"The demo's own database {settings.database_name} and vhost {settings.vhost} are emptied at each start;"
+            f"The demo's own database {escape(settings.database_name)} and vhost {escape(settings.vhost)}"
+            " are emptied at each start;"
             " yours are not touched.\n"
             "[bold]Ctrl-C[/] stops everything.\n"
         )

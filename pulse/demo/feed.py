@@ -67,11 +67,11 @@ class Feed:
             self.last_check = row_id
             answer = escape(error or f"{code} in {ms} ms")
             if success:
-                say("check", "cyan", f"{key:<8} {answer}  [green]pass[/]")
+                say("check", "cyan", f"{escape(key):<8} {answer}  [green]pass[/]")
                 continue
             color = "yellow" if outcome == "DEGRADED_PERFORMANCE" else "red"
             failed = [r["condition"] for r in results if not r["success"]]
-            say("check", "cyan", f"{key:<8} {answer}  [{color}]FAIL[/] {escape(', '.join(failed))}")
+            say("check", "cyan", f"{escape(key):<8} {answer}  [{color}]FAIL[/] {escape(', '.join(failed))}")
 
     def _events(self) -> None:
         rows = db.execute_sql(
@@ -83,8 +83,8 @@ class Feed:
             self.last_event = row_id
             key = payload["component"]["key"]
             if kind == STATUS_CHANGED:
-                say("status", "yellow", f"{key:<8} {payload['from']} → [bold]{payload['to']}[/]")
+                say("status", "yellow", f"{escape(key):<8} {payload['from']} → [bold]{payload['to']}[/]")
             elif kind in (INCIDENT_OPENED, INCIDENT_RESOLVED):
                 incident = payload["incident"]
                 verb = "[red]opened[/]" if kind == INCIDENT_OPENED else "[green]resolved[/]"
-                say("incident", "bold", f"{key:<8} #{incident['id']} {verb}: {escape(incident['title'])}")
+                say("incident", "bold", f"{escape(key):<8} #{incident['id']} {verb}: {escape(incident['title'])}")

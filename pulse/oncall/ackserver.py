@@ -11,17 +11,29 @@ no web application of their own. Standard library WSGI, no framework.
 The token is a credential: it is never logged (the access log shows the path without its query),
 pages are sent ``Cache-Control: no-store`` and ``Referrer-Policy: no-referrer``, and every text
 shown is HTML-escaped.
+
+The server is public and holds little: a connection carries one request, which must arrive whole
+(request line, headers and body) within ``deadline`` seconds, however slowly its bytes drip; a
+POST states its body's length (``Content-Length``, decimal, at most `MAX_BODY` bytes) and the body is
+read before the application runs; at most ``connections`` are served at once, and one more is
+answered 503 and closed. Each refused request is one WARNING line in the log, never a traceback.
 """
 
 from __future__ import annotations
 
 import html
+import io
 import logging
+import re
+import socket
+import threading
+import time
 from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import IO, Any, cast
 from urllib.parse import parse_qs, urlsplit
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 from peewee import JOIN
 
@@ -35,6 +47,9 @@ from pulse.oncall.tokens import InvalidTokenError, verify
 logger = logging.getLogger(__name__)
 
 MAX_BODY = 4096  # bytes of a POST: a form with one token
+DEADLINE = 10.0  # seconds a client has to send its whole request
+CONNECTIONS = 64  # served at once; one more is answered 503
+_LENGTH = re.compile(r"[0-9]{1,9}")
 HEADERS = [
     ("Content-Type", "text/html; charset=utf-8"),
     ("Cache-Control", "no-store"),
@@ -43,9 +58,10 @@ HEADERS = [
     ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"),
 ]
 StartResponse = Callable[..., Any]
+App = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
-def application(settings: Settings) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
+def application(settings: Settings) -> App:
     """The WSGI application: acknowledgement links signed with ``settings.ack_secret``, at the path
     of ``settings.ack_url`` (``/ack`` when it has none)."""
     path = urlsplit(settings.ack_url).path or "/ack"
@@ -56,14 +72,8 @@ def application(settings: Settings) -> Callable[[dict[str, Any], StartResponse],
         method = environ.get("REQUEST_METHOD", "GET")
         if method not in ("GET", "POST"):
             return _page(start_response, "405 Method Not Allowed", "Not allowed", "Open the link from the page.")
-        if method == "POST":
-            try:
-                length = int(environ.get("CONTENT_LENGTH") or 0)
-            except ValueError:
-                length = MAX_BODY + 1
-            if length > MAX_BODY:
-                return _page(start_response, "413 Content Too Large", "Too large", "Open the link from the page.")
-            form = parse_qs(environ["wsgi.input"].read(length).decode("utf-8", "replace"))
+        if method == "POST":  # the server has read the body, and bounded it
+            form = parse_qs(environ["wsgi.input"].read(MAX_BODY).decode("utf-8", "replace"))
         else:
             form = parse_qs(environ.get("QUERY_STRING", ""))
         try:
@@ -120,17 +130,164 @@ def _page(start_response: StartResponse, status: str, title: str, text: str, ext
 
 
 class _Handler(WSGIRequestHandler):
-    timeout = 10  # seconds a client has to send its request
+    """One request per connection, read whole within the server's deadline, then answered."""
+
+    server: _Server
+    refusal = ""  # why the request is refused, for its log line
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = io.BufferedReader(_Deadline(self.connection, time.monotonic() + self.server.deadline))
+
+    def handle(self) -> None:
+        try:
+            body = self._read()
+        except TimeoutError:
+            self._log_refusal(f"not sent whole within {self.server.deadline:g} s; the connection is closed")
+            return
+        except OSError as e:  # the client went away, perhaps while it was answered a refusal (logged already)
+            if not self.refusal:
+                self._log_refusal(f"the connection failed ({type(e).__name__}) before the request was read")
+            return
+        if body is None:
+            return
+        output = cast(IO[bytes], self.wfile)
+        handler = _Answer(io.BytesIO(body), output, self.get_stderr(), self.get_environ(), multithread=True)
+        handler.request_handler = self  # type: ignore[attr-defined]  # for its log line, as wsgiref does
+        handler.run(self.server.app)
+
+    def _read(self) -> bytes | None:
+        """The request's body (empty but for a POST), or None when the request was refused."""
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:
+            self.requestline = self.request_version = self.command = ""
+            self._refuse(HTTPStatus.REQUEST_URI_TOO_LONG, "the request line is over 64 KiB")
+            return None
+        if not self.parse_request():  # it answered 400 (or 505), saying why
+            return None
+        if self.command != "POST":
+            return b""
+        lengths = self.headers.get_all("Content-Length") or []
+        if not lengths:
+            self._refuse(HTTPStatus.LENGTH_REQUIRED, "a POST without a Content-Length")
+            return None
+        if len(lengths) > 1 or not _LENGTH.fullmatch(lengths[0]):
+            self._refuse(HTTPStatus.BAD_REQUEST, "the Content-Length is not one decimal number")
+            return None
+        if int(lengths[0]) > MAX_BODY:
+            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"a body over {MAX_BODY} bytes")
+            return None
+        body = self.rfile.read(int(lengths[0]))
+        if len(body) < int(lengths[0]):
+            self._log_refusal("the body ended before its Content-Length; the connection is closed")
+            return None
+        return body
+
+    def _refuse(self, status: HTTPStatus, reason: str) -> None:
+        self.refusal = reason
+        self.close_connection = True
+        self.send_error(status)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Answer a refusal; its reason is logged, not sent (the request line it quotes may hold a
+        token)."""
+        if not self.refusal:  # parse_request's message, without the request line it quotes
+            self.refusal = (message or HTTPStatus(code).phrase).partition(" (")[0]
+        super().send_error(code)
+
+    def log_error(self, fmt: str, *args: Any) -> None:
+        """Nothing: the line of `log_request` says it once."""
 
     def log_request(self, code: Any = "-", size: Any = "-") -> None:
         """One line per request, without the query: it holds the token."""
+        code = getattr(code, "value", code)  # an HTTPStatus, or the text of a WSGI status
+        if self.refusal:
+            self._log_refusal(f"answered {code}: {self.refusal}")
+            return
         logger.info("%s %s %s", self.command, urlsplit(self.path).path, code)
+
+    def _log_refusal(self, reason: str) -> None:
+        path = urlsplit(getattr(self, "path", "") or "").path or "-"
+        logger.warning(
+            "Refused a request from %s (%s %s): %s.", self.client_address[0], self.command or "-", path, reason
+        )
+
+
+class _Answer(ServerHandler):
+    def log_exception(self, exc_info: Any) -> None:
+        """A bug: its traceback goes to the log, not to stderr (the client is answered 500)."""
+        logger.error("The acknowledgement page failed; the client is answered 500.", exc_info=exc_info)
+
+
+class _Deadline(io.RawIOBase):
+    """A socket's input that ends in `TimeoutError` at ``deadline`` (a `time.monotonic` time): a
+    socket's own timeout starts afresh at each byte received."""
+
+    def __init__(self, connection: socket.socket, deadline: float) -> None:
+        self.connection = connection
+        self.deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline has passed")
+        self.connection.settimeout(left)
+        return self.connection.recv_into(buffer)
+
+
+_BUSY = b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
 
 
 class _Server(ThreadingMixIn, WSGIServer):
+    """A thread per connection, at most ``connections`` at once."""
+
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog
+
+    def __init__(self, address: tuple[str, int], app: App, *, deadline: float, connections: int) -> None:
+        self.app = app
+        self.deadline = deadline
+        self.connections = connections
+        self._slots = threading.BoundedSemaphore(connections)
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            logger.warning(
+                "Refused a connection from %s: %d are open already; it is answered 503 and closed.",
+                client_address[0],
+                self.connections,
+            )
+            try:
+                request.setblocking(False)
+                request.send(_BUSY)
+            except OSError:
+                pass  # the client is gone already
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A bug: its traceback goes to the log, not to stderr."""
+        logger.exception("The request from %s failed; the connection is closed.", client_address[0])
 
 
-def serve(settings: Settings, host: str, port: int) -> WSGIServer:
-    """A server of `application` on ``host``:``port`` (not yet serving: call ``serve_forever``)."""
-    return make_server(host, port, application(settings), server_class=_Server, handler_class=_Handler)
+def serve(
+    settings: Settings, host: str, port: int, *, deadline: float = DEADLINE, connections: int = CONNECTIONS
+) -> WSGIServer:
+    """A server of `application` on ``host``:``port`` (not yet serving: call ``serve_forever``).
+
+    Parameters:
+      deadline: seconds a client has to send its whole request.
+      connections: how many are served at once.
+    """
+    return _Server((host, port), application(settings), deadline=deadline, connections=connections)

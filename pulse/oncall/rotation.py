@@ -62,6 +62,7 @@ MAX_EVERY = timedelta(days=28)  # four weeks: longer rotations are rarer than mi
 EVERY_DAY = (0, 1, 2, 3, 4, 5, 6)
 DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 NOBODY = "nobody"  # the source of a `Shift` in which no one is on call
+YEARS = (1970, 2999)  # of any date a schedule names or is asked about: far inside what datetime holds (1-9999)
 
 _DAYS = {name: i for i, name in enumerate(DAY_NAMES)} | {name[:3]: i for i, name in enumerate(DAY_NAMES)}
 _TIME = re.compile(r"([0-9]{1,2}):([0-9]{2})")
@@ -510,6 +511,13 @@ def parse_handoff(text: str) -> Handoff:
     return Handoff(at, day)
 
 
+def in_years(when: date) -> None:
+    """Refuse a date or time outside `YEARS`: the maths of a schedule near the ends of what
+    datetime holds would leave them. Raises ValueError."""
+    if not YEARS[0] <= when.year <= YEARS[1]:
+        raise ValueError(f"{when.isoformat()} is not between the years {YEARS[0]} and {YEARS[1]}")
+
+
 def parse_every(text: str) -> timedelta:
     """The length of a custom rotation's shifts from its text: `12h`, `8h`, `90m`, `1h30m`, `2d`, `1d12h`.
 
@@ -520,8 +528,11 @@ def parse_every(text: str) -> timedelta:
     found = _EVERY.fullmatch(text.strip())
     if found is None or not text.strip():
         raise ValueError(f"{text!r} is not a duration: expected hours and minutes such as 12h, 8h or 1h30m")
-    days, hours, minutes = (int(group or 0) for group in found.groups())
-    every = timedelta(days=days, hours=hours, minutes=minutes)
+    try:
+        days, hours, minutes = (int(group or 0) for group in found.groups())
+        every = timedelta(days=days, hours=hours, minutes=minutes)
+    except (OverflowError, ValueError):  # beyond what timedelta (or int, at over 4,300 digits) holds
+        every = timedelta.max
     if every < MIN_EVERY:
         raise ValueError(f"{text.strip()} is shorter than 1h: a shift lasts at least an hour")
     if every > MAX_EVERY:

@@ -77,7 +77,7 @@ def find(reference: str | None) -> list[tuple[str, OnCallSchedule]]:
 def instant(text: str | None, zone: ZoneInfo) -> datetime:
     """An instant an operator gives: ISO 8601 with an offset (``2026-12-24T10:00:00-05:00``, ``...Z``),
     or without one in the schedule's zone ``zone`` (``2026-12-24T10:00``, ``2026-12-24``); None is now.
-    Raises ValueError."""
+    Raises ValueError, also for a time outside `rotation.YEARS`."""
     if text is None:
         return utcnow()
     try:
@@ -86,6 +86,7 @@ def instant(text: str | None, zone: ZoneInfo) -> datetime:
         raise ValueError(
             f"{text!r} is not a time: expected ISO 8601, such as 2026-12-24T10:00 or 2026-12-24T10:00Z"
         ) from None
+    rotation.in_years(value)
     return value if value.tzinfo is not None else value.replace(tzinfo=zone)
 
 

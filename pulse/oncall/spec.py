@@ -43,6 +43,7 @@ from pulse.oncall.paging import address_field
 from pulse.oncall.rotation import (
     Schedule,
     format_every,
+    in_years,
     parse_every,
     parse_handoff,
     parse_time_zone,
@@ -100,6 +101,12 @@ class LayerSpec(Strict):
     def _every(cls, value: str | None) -> str | None:
         return value if value is None else format_every(parse_every(value))
 
+    @field_validator("start")
+    @classmethod
+    def _start(cls, value: date) -> date:
+        in_years(value)
+        return value
+
     @field_validator("handoff")
     @classmethod
     def _handoff(cls, value: str) -> str:
@@ -136,6 +143,12 @@ class OverrideSpec(Strict):
     person: Slug
     start: datetime = Field(alias="from")
     end: datetime = Field(alias="until")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _in_years(cls, value: datetime) -> datetime:
+        in_years(value)
+        return value
 
     @model_validator(mode="after")
     def _ordered(self) -> OverrideSpec:

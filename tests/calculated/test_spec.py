@@ -161,3 +161,16 @@ def test_apply_writes_metrics_and_variables_and_marks_changed_ones(database):
 
     configfile.apply(configfile.load(HEAD + GOOD.split("      - key: budget")[0]), prune=True)
     assert [m.key for m in CalculatedMetric.select()] == ["error-rate"]
+
+
+@pytest.mark.parametrize(
+    ("formula", "problem"),
+    [
+        ("s3cr3t + (", "calculated_metrics[0].formula: not valid (the reason would repeat the value of ${F}"),
+        ("s3cr3t / 2", "calculated_metrics[0]: not valid (the reason would repeat the value of ${F}"),
+    ],
+)
+def test_a_formula_from_the_environment_is_never_repeated(monkeypatch, formula, problem):
+    monkeypatch.setenv("F", formula)
+    refused = problems(metric("a", "${F}", "errors: {metric: http-errors}"))
+    assert problem in refused and "s3cr3t" not in refused

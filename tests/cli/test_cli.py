@@ -121,6 +121,21 @@ def test_dlq_errors_are_one_line(database):
     assert (usage.returncode, usage.stderr) == (2, "pulse: name the messages to requeue, or give --all\n")
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("oncall", "alerts", "--limit", "-1"),
+        ("oncall", "alerts", "--limit", "99999999999999999999"),
+        ("notifications", "--limit", "99999999999999999999"),
+        ("dlq", "list", "--limit", "0"),
+    ],
+)
+def test_a_limit_out_of_range_is_a_usage_error(database, args):
+    refused = pulse(*args)
+    assert refused.returncode == 2
+    assert "Error: Invalid value for '--limit'" in refused.stderr and "Traceback" not in refused.stderr
+
+
 def test_an_unreachable_database_is_one_line_without_its_password(settings):
     result = pulse("dlq", "list", PULSE_DATABASE_URL="postgresql://pulse:s3cret@127.0.0.1:1/pulse")
     assert result.returncode == 1

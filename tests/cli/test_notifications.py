@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from pulse.models import Event, Notification, NotificationChannel, Organization
 from pulse.models.event import STATUS_CHANGED
 from pulse.notifications import delivery
@@ -55,3 +57,17 @@ def test_notifications_lists_recent_deliveries(database):
     }
     table = pulse("notifications", "--status", "sent")
     assert table.returncode == 0 and "slack channel ops" not in table.stdout
+
+
+@pytest.mark.parametrize("env", [{}, {"FORCE_COLOR": "1", "COLUMNS": "300"}], ids=["piped", "terminal"])
+def test_a_reply_in_the_listing_is_shown_as_written_never_as_markup(database, env):
+    acme = Organization.create(slug="acme", name="Acme")
+    NotificationChannel.create(organization=acme, key="ops", type="slack", settings={"url": "https://x.example/"})
+    delivery.broadcast(Event.create(organization=acme, type=STATUS_CHANGED, payload={}).id)
+    reply = "[/x] [link=https://evil.example]https://hooks.acme.example[/link]"
+    Notification.update(status="failed", attempts=1, last_error=reply).execute()
+
+    listed = pulse("notifications", **env)
+
+    assert listed.returncode == 0, listed.stderr
+    assert reply in listed.stdout and "\x1b]8;" not in listed.stdout

@@ -98,3 +98,15 @@ def test_apply_shows_progress_on_a_terminal_and_prints_only_its_summary(database
     piped = subprocess.run(APPLY, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert (piped.returncode, piped.stderr) == (0, "")
     assert piped.stdout.startswith("applied 1 organization(s): 0 component(s) created, 2 updated")
+
+
+def test_a_file_name_is_shown_as_written_never_as_markup(database, tmp_path):
+    path = tmp_path / "acme [bold]x [link=https:evil.example]y.yaml"  # no "/" in a file's name
+    path.write_bytes((ROOT / "tests" / "fixtures" / "acme.yaml").read_bytes())
+    env = {**ENV, "PATH": "/usr/bin:/bin", "TERM": "xterm", "COLUMNS": "300"}
+    with pseudo_terminal() as (fd, written):
+        on_terminal = subprocess.run(
+            [*APPLY[:-1], path.name], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=fd, text=True, timeout=60
+        )
+    assert on_terminal.returncode == 0
+    assert "reading acme [bold]x [link=https:evil.example]y.yaml" in written[0] and "\x1b]8;" not in written[0]

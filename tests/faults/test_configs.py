@@ -5,6 +5,9 @@ tests/faults/configs/ starts with ``# expect: <text>``, which the error must con
 """
 
 import random
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,8 @@ from pulse import configfile
 from pulse.errors import ConfigError
 from pulse.models import Component, NotificationChannel, Organization, Subscriber
 from tests.support.cli import pulse
+from tests.support.env import ENV
+from tests.support.worker import ROOT
 
 CORPUS = sorted((Path(__file__).parent / "configs").glob("*.yaml"))
 VALID = Path(__file__).parents[1] / "fixtures" / "acme.yaml"
@@ -43,6 +48,29 @@ def test_an_invalid_file_is_rejected_naming_the_problem_and_changes_nothing(path
     assert rejected.stderr.startswith(f"pulse: {path} is not valid, nothing was changed:\n")
     assert expected in rejected.stderr
     assert snapshot() == before
+
+
+def test_a_file_over_5_mib_is_refused_having_read_no_more(database):
+    """`-f /dev/zero` never ends: the command reads 5 MiB and a byte, in a process that may not
+    grow past 1 GiB."""
+
+    def at_most_1_gib() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    rejected = subprocess.run(
+        [sys.executable, "-m", "pulse.cli", "apply", "-f", "/dev/zero"],
+        cwd=ROOT,
+        env={**ENV, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=at_most_1_gib,
+    )
+
+    assert (rejected.returncode, rejected.stderr) == (
+        2,
+        "pulse: /dev/zero is not valid, nothing was changed:\n  the file is over 5 MiB\n",
+    )
 
 
 def test_no_refusal_repeats_a_secret(database):

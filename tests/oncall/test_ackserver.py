@@ -4,7 +4,10 @@ the token never reaches the log."""
 
 import dataclasses
 import logging
+import select
+import socket
 import threading
+import time
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,6 +21,7 @@ from pulse.oncall import alerts
 from pulse.oncall.ackserver import serve
 from pulse.oncall.tokens import sign
 from tests.oncall.test_spec import STEADY
+from tests.support.wait import wait_for
 
 SECRET = "s" * 40
 
@@ -32,9 +36,10 @@ def alert(database):
 
 
 @pytest.fixture
-def server(config):
+def server(config, request):
+    """The server; a test parametrizes it (indirectly) with options of `serve`."""
     settings = dataclasses.replace(config, ack_url="https://status.acme.example/ack", ack_secret=SECRET)
-    running = serve(settings, "127.0.0.1", 0)
+    running = serve(settings, "127.0.0.1", 0, **getattr(request, "param", {}))
     threading.Thread(target=running.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{running.server_port}/ack", settings
     running.shutdown()
@@ -105,3 +110,109 @@ def test_a_page_carries_a_link_for_its_person(alert, server, vendors):
     [t] = parse_qs(urlsplit(body.rsplit(" ", 1)[1]).query)["t"]
     assert requests.post(url, data={"t": t}, timeout=5).status_code == 200
     assert OnCallAlert.get().acknowledged_by == "carol"
+
+
+def connect(url):
+    return socket.create_connection(("127.0.0.1", urlsplit(url).port), timeout=5)
+
+
+def answer(connection):
+    """What the server sends until it closes the connection (5 s at most)."""
+    received = b""
+    while chunk := connection.recv(4096):
+        received += chunk
+    return received.decode("latin-1")
+
+
+def refusals(caplog):
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "reason"),
+    [
+        ("Content-Length: -1", 400, "the Content-Length is not one decimal number"),
+        ("Content-Length: +5", 400, "the Content-Length is not one decimal number"),
+        ("Content-Length: 1e3", 400, "the Content-Length is not one decimal number"),
+        ("Content-Length: 0x10", 400, "the Content-Length is not one decimal number"),
+        ("Content-Length: 10\r\nContent-Length: 10", 400, "the Content-Length is not one decimal number"),
+        ("Transfer-Encoding: chunked", 411, "a POST without a Content-Length"),
+        ("X-Nothing: 1", 411, "a POST without a Content-Length"),
+        ("Content-Length: 99999999999999999999", 400, "the Content-Length is not one decimal number"),
+        ("Content-Length: 4097", 413, "a body over 4096 bytes"),
+    ],
+)
+def test_a_post_without_a_small_decimal_length_is_refused_at_once(
+    alert, server, caplog, capfd, headers, status, reason
+):
+    url, _ = server
+    caplog.set_level(logging.INFO)
+    with connect(url) as connection:  # the client keeps its side open: a body read to the end would never end
+        connection.sendall(f"POST /ack HTTP/1.1\r\nHost: x\r\n{headers}\r\n\r\n".encode())
+        received = answer(connection)
+
+    assert received.startswith(f"HTTP/1.0 {status} ")
+    assert refusals(caplog) == [f"Refused a request from 127.0.0.1 (POST /ack): answered {status}: {reason}."]
+    assert "Traceback" not in capfd.readouterr().err
+    assert OnCallAlert.get().status == "triggered"
+
+
+@pytest.mark.parametrize("server", [{"deadline": 1}], indirect=True)
+@pytest.mark.parametrize("where", ["headers", "body"])
+def test_a_request_dripping_in_is_cut_at_the_deadline(alert, server, caplog, capfd, where):
+    """A byte every 0.2 s renews a socket's own timeout forever; the deadline is the request's."""
+    url, _ = server
+    sent = b"POST /ack HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n" + (b"\r\n" if where == "body" else b"")
+    with connect(url) as connection:
+        started = time.monotonic()
+        connection.sendall(sent)
+        while not select.select([connection], [], [], 0.2)[0]:  # until the server closes it
+            assert time.monotonic() - started < 4, "the server still reads"
+            connection.sendall(b"X" if where == "body" else b"X-Drip: 1\r\n")
+        assert connection.recv(4096) == b""
+        waited = time.monotonic() - started
+
+    assert 0.9 < waited < 2
+    assert refusals(caplog) == [
+        "Refused a request from 127.0.0.1 (POST /ack): not sent whole within 1 s; the connection is closed."
+    ]
+    assert "Traceback" not in capfd.readouterr().err
+    assert OnCallAlert.get().status == "triggered"
+
+
+@pytest.mark.parametrize("server", [{"connections": 2}], indirect=True)
+def test_connections_over_the_cap_are_answered_503_until_one_closes(alert, server, caplog):
+    url, _ = server
+    held = [connect(url), connect(url)]  # served, waiting for their requests
+    with connect(url) as third:
+        assert answer(third).startswith("HTTP/1.0 503 ")
+    assert refusals(caplog) == [
+        "Refused a connection from 127.0.0.1: 2 are open already; it is answered 503 and closed."
+    ]
+
+    for connection in held:
+        connection.close()
+    wait_for(lambda: requests.get(url, timeout=5).status_code == 403, "a connection slot to free")
+    assert requests.post(url, data={"t": token(alert.id)}, timeout=5).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("request_of", "refusal"),
+    [
+        (lambda t: f"GET /ack?t={t} HTTP/1.1 extra\r\n\r\n", "answered 400: Bad request version"),
+        (lambda t: f"GET /ack?t={t} HTTP/9.9\r\n\r\n", "answered 505: Invalid HTTP version"),
+        # the longest line read, all of it sent: unread bytes would reset the connection
+        (lambda t: f"GET /ack?t={t}&".ljust(65_537, "x"), "answered 414: the request line is over 64 KiB"),
+    ],
+    ids=["syntax", "version", "long"],
+)
+def test_a_malformed_request_is_refused_and_its_token_never_logged(alert, server, caplog, capfd, request_of, refusal):
+    url, _ = server
+    caplog.set_level(logging.INFO)
+    t = token(alert.id)
+    with connect(url) as connection:
+        connection.sendall(request_of(t).encode())
+        assert "Error response" in answer(connection)
+
+    assert refusals(caplog) == [f"Refused a request from 127.0.0.1 (- -): {refusal}."]
+    assert t not in caplog.text and t not in capfd.readouterr().err

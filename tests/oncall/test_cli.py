@@ -70,12 +70,30 @@ def test_shifts_across_a_dst_change_keep_the_handoff_at_local_time(applied):
     assert "2027-03-15 09:00 EDT" in table.stdout and "Carol (carol)" in table.stdout
 
 
+def test_a_name_is_shown_as_written_never_as_markup(applied):
+    Person.update(name="Alice [/x] [bold]").where(Person.key == "alice").execute()
+    shown = pulse(
+        "oncall", "shifts", "acme/primary", "--from", "2026-12-07", "--to", "2026-12-08", FORCE_COLOR="1", COLUMNS="300"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Alice [/x] [bold] (alice)" in shown.stdout
+
+    shown = pulse("oncall", "who", "acme/primary", "--at", "2026-12-07T10:00")
+    assert shown.returncode == 0, shown.stderr
+    assert "Alice [/x] [bold] (alice)" in shown.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
         (("who", "tertiary"), "pulse: no schedule 'tertiary' (pulse oncall who lists them)"),
         (("who", "primary"), "pulse: 'primary' names schedules of several organizations: acme/primary, globex/primary"),
         (("who", "acme/primary", "--at", "tomorrow"), "pulse: 'tomorrow' is not a time: expected ISO 8601"),
+        (
+            ("who", "acme/primary", "--at", "9999-12-31T23:00Z"),
+            "pulse: 9999-12-31T23:00:00+00:00 is not between the years 1970 and 2999",
+        ),
+        (("shifts", "acme/primary", "--from", "0001-01-01"), "pulse: 0001-01-01T00:00:00 is not between the years"),
         (("shifts", "acme/primary", "--from", "2027-01-02", "--to", "2027-01-01"), "pulse: --to must be after --from"),
         (("shifts", "acme/primary", "--to", "2099-01-01"), "pulse: --from and --to are more than a year apart"),
     ],

@@ -297,3 +297,12 @@ def test_the_readmes_on_call_example_loads_and_says_who_is_on_call():
     assert rotation.on_call(primary, _at("2026-12-25T03:00:00-05:00")) == ("bob",)  # the override
     assert rotation.on_call(primary, _at("2026-12-27T03:00:00-05:00")) == ("dave",)  # the weekend layer
     assert organization.components[0].escalation_policy == "default"
+
+
+def test_a_handoff_from_the_environment_is_never_repeated(monkeypatch):
+    """Its schedule refuses it in a line of its own, at the handoff's path."""
+    monkeypatch.setenv("HANDOFF", "02:30")
+    assert refused(FILE.replace("handoff: 17:30", "handoff: ${HANDOFF}")) == [
+        "organizations[0].schedules[0].layers[1].handoff: not valid (the reason would repeat the value of "
+        "${HANDOFF}, from the environment)"
+    ]

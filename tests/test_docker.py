@@ -8,6 +8,7 @@ PULSE_REQUIRE_TOOLS=1 (CI) they fail instead.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -26,7 +27,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from pulse import loop
-from pulse.config import Settings
+from pulse.config import RENAMED, Settings
 from pulse.queues import every_queue
 from pulse.rabbitmq import QUEUES, dq, queue_names, xq
 from pulse.rabbitmq import arguments as rabbitmq_arguments
@@ -44,6 +45,10 @@ WORKER_SERVICES = {"worker", "worker-uptime", "worker-notifications"}
 #: many replicas each runs (a replica lost leaves two consuming).
 ISOLATED = {"worker-uptime": "uptime", "worker-notifications": "notifications"}
 ISOLATED_REPLICAS = 3
+#: Settings compose.yml gives a value of its own (the service names, the port the image exposes),
+#: and the one the Dockerfile sets; .env.example says so. Every other setting comes from .env.
+SET_BY_COMPOSE = {"PULSE_BROKER_URL", "PULSE_DATABASE_URL", "PULSE_RABBITMQ_API_URL", "PULSE_METRICS_PORT"}
+SET_BY_IMAGE = {"PULSE_METRICS_DIR"}
 SPARE = 20  # PostgreSQL connections left for the scheduler, `pulse migrate` and an operator's commands
 CLUSTER_NODES = {"rabbitmq-2", "rabbitmq-3"}  # the `cluster` profile
 JOB = "pulse-workers"
@@ -174,6 +179,34 @@ def test_postgres_accepts_every_connection_the_workers_may_hold(compose):
     assert needed + SPARE <= allowed, (needed, allowed)
 
 
+def test_env_example_documents_every_setting_pulse_reads():
+    settings = {"PULSE_" + field.name.upper() for field in dataclasses.fields(Settings)}
+    assert {name for name in documented() if name.startswith("PULSE_")} == settings
+    text = (DOCKER / ".env.example").read_text()
+    for old in RENAMED.values():  # still read: the reader is told of them
+        assert f"Formerly {old}" in text, old
+
+
+def test_every_documented_setting_reaches_every_pulse_service(tmp_path):
+    """Set in .env, each setting (and each renamed one's former name) arrives in every Pulse
+    service as it was written, but those compose.yml and the Dockerfile set themselves."""
+    assert re.search(r"^ENV .*\bPULSE_METRICS_DIR=", (DOCKER / "Dockerfile").read_text(), re.M | re.S)
+    names = {name for name in documented() if name.startswith("PULSE_")} | set(RENAMED.values())
+    names -= SET_BY_COMPOSE | SET_BY_IMAGE
+    services = resolve(tmp_path, {name: f"value-of-{name}" for name in names})["services"]
+    for service in PULSE_SERVICES:
+        env = services[service]["environment"]
+        assert {name: env.get(name) for name in names} == {name: f"value-of-{name}" for name in names}, service
+
+
+def test_every_setting_compose_passes_is_documented(compose):
+    known = documented() | set(RENAMED.values())
+    for name in PULSE_SERVICES:
+        env = compose["services"][name]["environment"]
+        assert set(env) <= known, f"{name}: {set(env) - known} not in .env.example"
+        assert SET_BY_COMPOSE <= set(env), name
+
+
 def test_pulse_services_use_the_pulse_vhost_and_user_on_every_node(compose):
     for name in PULSE_SERVICES:
         env = compose["services"][name]["environment"]
@@ -228,7 +261,7 @@ def test_every_mounted_file_exists(compose):
 
 
 def test_env_example_documents_every_compose_variable():
-    assert compose_variables() <= documented()
+    assert compose_variables() <= documented() | set(RENAMED.values())
 
 
 # --- RabbitMQ definitions ---------------------------------------------------------------------

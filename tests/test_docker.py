@@ -20,13 +20,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import dramatiq
 import pytest
 import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from pulse import loop
+from pulse.broker import setup_broker
 from pulse.config import RENAMED, Settings
 from pulse.queues import every_queue
 from pulse.rabbitmq import QUEUES, dq, queue_names, xq
@@ -157,7 +157,7 @@ def test_the_worker_services_consume_every_queue_once(compose):
     queues = [queue for name in sorted(WORKER_SERVICES) for queue in consumed(compose["services"][name])]
     assert sorted(queues) == sorted(QUEUES)
     assert set(loop.LOOPS) <= set(queues)
-    ticks = {actor.queue_name for actor in dramatiq.get_broker().actors.values() if "periodic" in actor.options}
+    ticks = {actor.queue_name for actor in setup_broker().actors.values() if "periodic" in actor.options}
     assert ticks and ticks <= set(queues)
 
 

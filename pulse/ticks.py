@@ -1,4 +1,4 @@
-"""Periodic ticks: actors that periodiq sends on a cron schedule."""
+"""Periodic ticks: actors that periodiq sends on a cron schedule, always read in UTC."""
 
 from __future__ import annotations
 
@@ -8,10 +8,36 @@ from typing import Any
 import dramatiq
 import peewee
 from dramatiq.errors import BrokerError
+from periodiq import CronSpec
 
 from pulse.rabbitmq import PRIORITY_URGENT
 
 logger = logging.getLogger(__name__)
+
+ZONE = "UTC"  # the zone every tick's cron is read in
+
+
+class UtcCron(CronSpec):
+    """A cron schedule read in UTC, whatever the scheduler's local time zone: `0 0 * * *` is
+    00:00 UTC on a host set to America/New_York too, where periodiq's own `cron` would run it at
+    05:00 UTC (04:00 in summer).
+
+    periodiq asks the spec of each periodic actor whether a time matches (`validate`) and when it
+    next does (`next_valid_date`), passing its local `pendulum.now()`; both read that instant in
+    UTC here. periodiq compares and waits on instants, so an answer in UTC is a right one; its log
+    lines (`Scheduling ... at`) still show the local time, with its offset.
+    """
+
+    def validate(self, date: Any) -> bool:
+        return bool(super().validate(date.in_timezone(ZONE)))
+
+    def next_valid_date(self, last: Any) -> Any:
+        return super().next_valid_date(last.in_timezone(ZONE))
+
+
+def cron(spec: str) -> UtcCron:
+    """The `periodic=` option of a tick: ``spec`` (``m h dom mon dow``, as periodiq reads it) in UTC."""
+    return UtcCron.parse(spec)
 
 
 class Tick(dramatiq.Actor):

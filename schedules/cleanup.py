@@ -2,10 +2,9 @@
 rollup pass."""
 
 import dramatiq
-from periodiq import cron
 
 from actors.cleanup import cleanup, rollup
-from pulse.ticks import Tick
+from pulse.ticks import Tick, cron
 
 
 @dramatiq.actor(queue_name="cleanup", periodic=cron("0 0 * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)

@@ -4,11 +4,10 @@
 """
 
 import dramatiq
-from periodiq import cron
 
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
-from pulse.ticks import Tick
+from pulse.ticks import Tick, cron
 
 
 @dramatiq.actor(queue_name="cleanup", periodic=cron("* * * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)

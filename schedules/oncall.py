@@ -5,13 +5,12 @@ minute, a tick sends again the escalations that are overdue."""
 import logging
 
 import dramatiq
-from periodiq import cron
 
 from actors.oncall import escalate
 from pulse import loop
 from pulse.oncall import due
 from pulse.rabbitmq import PRIORITY_URGENT
-from pulse.ticks import Tick
+from pulse.ticks import Tick, cron
 
 logger = logging.getLogger(__name__)
 

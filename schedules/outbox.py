@@ -4,13 +4,12 @@ no message will deliver any more (see `pulse.notifications.sweep`)."""
 import logging
 
 import dramatiq
-from periodiq import cron
 
 from actors.notifications import send
 from pulse import events
 from pulse.notifications import sweep as notifications
 from pulse.rabbitmq import send_all
-from pulse.ticks import Tick
+from pulse.ticks import Tick, cron
 
 logger = logging.getLogger(__name__)
 

@@ -168,11 +168,11 @@ def workers(database, rabbit):
 
 @pytest.fixture
 def schedulers(database, rabbit):
-    """Start `periodiq pulse.actors` processes: schedulers(env=None); stopped at the end."""
+    """Start `periodiq pulse.actors` processes: schedulers(env=None, modules=()); stopped at the end."""
     started = []
 
-    def start(env=None):
-        scheduler = SchedulerProcess(env=env)
+    def start(env=None, modules=()):
+        scheduler = SchedulerProcess(env=env, modules=modules)
         started.append(scheduler)
         return scheduler.wait_ready()
 

@@ -8,7 +8,9 @@ PULSE_REQUIRE_TOOLS=1 (CI) they fail instead.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -23,7 +25,9 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from pulse.config import Settings
+from pulse import loop
+from pulse.broker import setup_broker
+from pulse.config import RENAMED, Settings
 from pulse.queues import every_queue
 from pulse.rabbitmq import QUEUES, dq, queue_names, xq
 from pulse.rabbitmq import arguments as rabbitmq_arguments
@@ -35,8 +39,17 @@ DASHBOARD = DOCKER / "grafana" / "dashboards" / "pulse.json"
 DEFINITIONS = DOCKER / "rabbitmq" / "definitions.json"
 
 #: Pulse's services (they merge the x-pulse block) and which of them run workers.
-PULSE_SERVICES = {"migrate", "worker", "worker-uptime", "scheduler"}
-WORKER_SERVICES = {"worker", "worker-uptime"}
+PULSE_SERVICES = {"migrate", "worker", "worker-uptime", "worker-notifications", "scheduler"}
+WORKER_SERVICES = {"worker", "worker-uptime", "worker-notifications"}
+#: The queues that must not wait behind other work, each with a worker service of its own, and how
+#: many replicas each runs (a replica lost leaves two consuming).
+ISOLATED = {"worker-uptime": "uptime", "worker-notifications": "notifications"}
+ISOLATED_REPLICAS = 3
+#: Settings compose.yml gives a value of its own (the service names, the port the image exposes),
+#: and the one the Dockerfile sets; .env.example says so. Every other setting comes from .env.
+SET_BY_COMPOSE = {"PULSE_BROKER_URL", "PULSE_DATABASE_URL", "PULSE_RABBITMQ_API_URL", "PULSE_METRICS_PORT"}
+SET_BY_IMAGE = {"PULSE_METRICS_DIR"}
+SPARE = 20  # PostgreSQL connections left for the scheduler, `pulse migrate` and an operator's commands
 CLUSTER_NODES = {"rabbitmq-2", "rabbitmq-3"}  # the `cluster` profile
 JOB = "pulse-workers"
 #: Labels Prometheus adds to every series of a worker target (prometheus.yml).
@@ -69,16 +82,26 @@ def promtool(*args: str | Path, cwd: Path = PROMETHEUS, hint: str = "") -> str:
 # --- docker-compose -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def compose(tmp_path_factory) -> dict[str, Any]:
-    """compose.yml as docker-compose resolves it, with the defaults (an empty env file, so a
-    developer's docker/.env does not count; variables of this environment still would)."""
-    empty = tmp_path_factory.mktemp("compose") / "empty.env"
-    empty.write_text("")
-    env = {k: v for k, v in os.environ.items() if k not in ("RABBITMQ_PASSWORD", "GRAFANA_ADMIN_PASSWORD")}
+def documented() -> set[str]:
+    """The variables docker/.env.example documents (its `# --- NAME, NAME ---` headings)."""
+    headings = re.findall(r"^# --- (.+?) -", (DOCKER / ".env.example").read_text(), re.M)
+    return {name.strip() for heading in headings for name in heading.split(",")}
+
+
+def compose_variables() -> set[str]:
+    """The variables compose.yml reads (its `${NAME...}`), from .env or the shell."""
+    return set(re.findall(r"\$\{(\w+)", (DOCKER / "compose.yml").read_text()))
+
+
+def resolve(directory: Path, env_file: dict[str, str]) -> dict[str, Any]:
+    """compose.yml as docker-compose resolves it with ``env_file`` as its .env: a developer's
+    docker/.env does not count, nor do the variables of this environment compose.yml reads."""
+    path = directory / "compose.env"
+    path.write_text("".join(f"{name}={value}\n" for name, value in env_file.items()))
+    env = {k: v for k, v in os.environ.items() if k not in compose_variables()}
     binary = tool("docker-compose", "docker-compose")
     result = subprocess.run(
-        [binary, "--env-file", str(empty), "-f", "compose.yml", "config"],
+        [binary, "--env-file", str(path), "-f", "compose.yml", "config"],
         cwd=DOCKER,
         env=env,
         capture_output=True,
@@ -89,15 +112,99 @@ def compose(tmp_path_factory) -> dict[str, Any]:
     return yaml.safe_load(result.stdout)
 
 
+@pytest.fixture(scope="module")
+def compose(tmp_path_factory) -> dict[str, Any]:
+    """compose.yml as docker-compose resolves it, with the defaults (an empty .env)."""
+    return resolve(tmp_path_factory.mktemp("compose"), {})
+
+
+def consumed(service: dict[str, Any]) -> list[str]:
+    """The queues a worker service's `dramatiq ... --queues Q ...` consumes (their urgent twins come
+    with them); every queue without `--queues`."""
+    command = service["command"]
+    if "--queues" not in command:
+        return list(QUEUES)
+    following = command[command.index("--queues") + 1 :]
+    return list(itertools.takewhile(lambda arg: not arg.startswith("-"), following))
+
+
 def test_compose_file_is_valid(compose):
     services = compose["services"]
     assert set(services) == {"rabbitmq", "postgres", "prometheus", "grafana"} | PULSE_SERVICES | CLUSTER_NODES
     assert services["scheduler"]["deploy"]["replicas"] == 1  # two schedulers send every tick twice
-    uptime = services["worker-uptime"]["command"]
-    assert uptime[uptime.index("--queues") + 1] == "uptime"
     for name in WORKER_SERVICES:
         assert services[name]["command"][:2] == ["dramatiq", "pulse.actors"]
         assert services[name]["environment"]["PULSE_METRICS_PORT"] == "9191"
+
+
+def test_each_queue_that_must_not_wait_has_workers_of_its_own(compose):
+    services = compose["services"]
+    assert {name for name, service in services.items() if service.get("command", [])[:1] == ["dramatiq"]} == (
+        WORKER_SERVICES
+    )
+    for name, queue in ISOLATED.items():
+        assert consumed(services[name]) == [queue], name
+        assert services[name]["deploy"]["replicas"] == ISOLATED_REPLICAS, name
+    for name in WORKER_SERVICES - set(ISOLATED):  # the rest: none of the isolated queues
+        assert not set(consumed(services[name])) & set(ISOLATED.values()), name
+
+
+def test_the_worker_services_consume_every_queue_once(compose):
+    """Every queue has its workers (every loop runs in the processes consuming its queue, every tick
+    is processed by them), and no two services share one (a flood on one never delays another)."""
+    import schedules  # noqa: F401 - declares the loops and the ticks
+
+    queues = [queue for name in sorted(WORKER_SERVICES) for queue in consumed(compose["services"][name])]
+    assert sorted(queues) == sorted(QUEUES)
+    assert set(loop.LOOPS) <= set(queues)
+    ticks = {actor.queue_name for actor in setup_broker().actors.values() if "periodic" in actor.options}
+    assert ticks and ticks <= set(queues)
+
+
+def test_postgres_accepts_every_connection_the_workers_may_hold(compose):
+    """Each worker process may hold a connection per thread, one per loop it runs and one for the
+    loops' turns; each container a few more for a moment (`pulse health`, a scrape). PostgreSQL
+    must accept them all, and the scheduler's and an operator's commands (`SPARE`)."""
+    import schedules  # noqa: F401 - declares the loops
+
+    services = compose["services"]
+    needed = 0
+    for name in WORKER_SERVICES:
+        command, replicas = services[name]["command"], services[name]["deploy"]["replicas"]
+        loops = len(set(loop.LOOPS) & set(consumed(services[name])))
+        per_process = int(command[command.index("--threads") + 1]) + loops + (1 if loops else 0)
+        needed += replicas * (int(command[command.index("--processes") + 1]) * per_process + 2)
+    command = services["postgres"]["command"]
+    (allowed,) = [int(arg.split("=")[1]) for arg in command if arg.startswith("max_connections=")]
+    assert needed + SPARE <= allowed, (needed, allowed)
+
+
+def test_env_example_documents_every_setting_pulse_reads():
+    settings = {"PULSE_" + field.name.upper() for field in dataclasses.fields(Settings)}
+    assert {name for name in documented() if name.startswith("PULSE_")} == settings
+    text = (DOCKER / ".env.example").read_text()
+    for old in RENAMED.values():  # still read: the reader is told of them
+        assert f"Formerly {old}" in text, old
+
+
+def test_every_documented_setting_reaches_every_pulse_service(tmp_path):
+    """Set in .env, each setting (and each renamed one's former name) arrives in every Pulse
+    service as it was written, but those compose.yml and the Dockerfile set themselves."""
+    assert re.search(r"^ENV .*\bPULSE_METRICS_DIR=", (DOCKER / "Dockerfile").read_text(), re.M | re.S)
+    names = {name for name in documented() if name.startswith("PULSE_")} | set(RENAMED.values())
+    names -= SET_BY_COMPOSE | SET_BY_IMAGE
+    services = resolve(tmp_path, {name: f"value-of-{name}" for name in names})["services"]
+    for service in PULSE_SERVICES:
+        env = services[service]["environment"]
+        assert {name: env.get(name) for name in names} == {name: f"value-of-{name}" for name in names}, service
+
+
+def test_every_setting_compose_passes_is_documented(compose):
+    known = documented() | set(RENAMED.values())
+    for name in PULSE_SERVICES:
+        env = compose["services"][name]["environment"]
+        assert set(env) <= known, f"{name}: {set(env) - known} not in .env.example"
+        assert SET_BY_COMPOSE <= set(env), name
 
 
 def test_pulse_services_use_the_pulse_vhost_and_user_on_every_node(compose):
@@ -154,10 +261,7 @@ def test_every_mounted_file_exists(compose):
 
 
 def test_env_example_documents_every_compose_variable():
-    variables = set(re.findall(r"\$\{(\w+)", (DOCKER / "compose.yml").read_text()))
-    documented = set(re.findall(r"^# --- (.+?) -", (DOCKER / ".env.example").read_text(), re.M))
-    names = {n.strip() for line in documented for n in line.split(",")}
-    assert variables <= names
+    assert compose_variables() <= documented() | set(RENAMED.values())
 
 
 # --- RabbitMQ definitions ---------------------------------------------------------------------

@@ -108,10 +108,11 @@ class WorkerProcess:
 
 
 class SchedulerProcess(WorkerProcess):
-    """``periodiq pulse.actors`` in its own process group; ready once it sent its first ticks."""
+    """``periodiq pulse.actors [module ...]`` in its own process group; ready once it sent its first
+    ticks. ``modules`` declare more ticks (`tests.support.utc_tick`)."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
-        command = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
+    def __init__(self, env: dict[str, str] | None = None, modules: tuple[str, ...] = ()) -> None:
+        command = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors", *modules]
         self._start(command, env, ready="Scheduling ", expected=1)
 
 

@@ -65,7 +65,9 @@ from dramatiq.middleware.prometheus import Prometheus  # noqa: E402
 class Metrics(Prometheus):
     """dramatiq's Prometheus metrics plus `worker_processing_seconds`,
     `worker_task_success_total`, `worker_task_failure_total`, `worker_task_dlq_total`
-    (and `worker_queue_depth`, `worker_dead_letters` computed at scrape time).
+    (and `worker_queue_depth`, `worker_dead_letters` computed at scrape time). The success and
+    failure counters carry the message's `queue_name` beside the `task_name` operators alert on:
+    the stalled-queue alert and `pulse queues` count successes per queue.
 
     The per-message hooks are dramatiq's, rewritten to label each series once rather than on every
     message. It counts only in processes booted by ``dramatiq`` (with a multiprocess directory); elsewhere
@@ -103,10 +105,13 @@ class Metrics(Prometheus):
             registry=registry,
         )
         self.successes = prom.Counter(
-            "worker_task_success", "Messages processed successfully.", ["task_name"], registry=registry
+            "worker_task_success", "Messages processed successfully.", ["task_name", "queue_name"], registry=registry
         )
         self.failures = prom.Counter(
-            "worker_task_failure", "Failed attempts, by exception type.", ["task_name", "error_type"], registry=registry
+            "worker_task_failure",
+            "Failed attempts, by exception type.",
+            ["task_name", "queue_name", "error_type"],
+            registry=registry,
         )
         self.dead = prom.Counter(
             "worker_task_dlq", "Messages dead-lettered after their last attempt.", ["task_name"], registry=registry
@@ -127,7 +132,7 @@ class Metrics(Prometheus):
                 total=self.total_messages.labels(*key),
                 errors=self.total_errored_messages.labels(*key),
                 processing=self.processing.labels(message.actor_name),
-                successes=self.successes.labels(message.actor_name),
+                successes=self.successes.labels(message.actor_name, message.queue_name),
             )
         return series
 
@@ -151,7 +156,7 @@ class Metrics(Prometheus):
             series.successes.inc()
         else:
             series.errors.inc()
-            self.failures.labels(message.actor_name, type(exception).__name__).inc()
+            self.failures.labels(message.actor_name, message.queue_name, type(exception).__name__).inc()
 
     def after_skip_message(self, broker: dramatiq.Broker, message: Any, **_: Any) -> None:
         if self.booted:

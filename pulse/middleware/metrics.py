@@ -2,15 +2,14 @@
 
 Each worker process writes its samples to prometheus-client's multiprocess directory; one extra
 process (a dramatiq "fork") serves the sum of them all, plus the queue depths read from RabbitMQ
-at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process),
-so a restart starts from clean files; directories of runs that are gone are removed.
+at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process,
+`pulse.runs`), so a restart starts from clean files; directories of runs that are gone are removed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from http.server import HTTPServer
 from typing import Any, NamedTuple
@@ -18,32 +17,11 @@ from typing import Any, NamedTuple
 import dramatiq
 
 from pulse.config import Settings, get_settings
+from pulse.runs import remove_stale_directories, run_directory
 
 logger = logging.getLogger(__name__)
 
 BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 300)
-
-
-def run_directory(base: str) -> str:
-    """The multiprocess directory of the current dramatiq run (workers and forks share a parent)."""
-    parent = os.getppid()
-    return os.path.join(base, f"{parent}-{_start_time(parent)}")
-
-
-def _start_time(pid: int) -> str:
-    # Tells a live process from an older one with the same pid (pid 1 in every container).
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return "0"
-
-
-def remove_stale_directories(base: str) -> None:
-    for name in os.listdir(base):
-        pid, _, started = name.partition("-")
-        if pid.isdigit() and _start_time(int(pid)) != started:
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
 
 
 class _Series(NamedTuple):

@@ -129,6 +129,10 @@ class QueueCounts:
     delayed: int | None  # in <queue>.DQ, waiting for their retry
     dead: int | None  # in <queue>.XQ
     consumers: int | None
+    # Since each run started, summed over the dramatiq runs on this host (`pulse.runs.processed`,
+    # filled in by `pulse queues`); None: no run here.
+    completed: int | None = None  # messages that succeeded
+    failed: int | None = None  # failed attempts
 
 
 @contextlib.contextmanager

@@ -411,7 +411,7 @@ with psycopg.connect(settings.database_url, autocommit=True) as conn:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> list[tuple[str, str, dict[str, str], float]]:
+def exported(settings, tmp_path_factory) -> list[tuple[str, str, dict[str, str], float]]:
     """(type, sample name, labels, value) of every sample a worker's /metrics serves."""
     directory = tmp_path_factory.mktemp("metrics")
     result = subprocess.run([sys.executable, "-c", EXPORT, str(directory)], capture_output=True, text=True, timeout=120)
@@ -440,8 +440,8 @@ def test_the_workers_export_the_documented_metrics(labels_of):
         "worker_processing_seconds_bucket": {"task_name", "le"},
         "worker_processing_seconds_count": {"task_name"},
         "worker_processing_seconds_sum": {"task_name"},
-        "worker_task_success_total": {"task_name"},
-        "worker_task_failure_total": {"task_name", "error_type"},
+        "worker_task_success_total": {"task_name", "queue_name"},
+        "worker_task_failure_total": {"task_name", "queue_name", "error_type"},
         "worker_task_dlq_total": {"task_name"},
     }
     assert labels_of["dramatiq_messages_total"] - TARGET_LABELS == {"queue_name", "actor_name"}

@@ -26,19 +26,30 @@ def migrate() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def queues(ctx: click.Context, as_json: bool) -> None:
-    """Each queue's type, and its ready, unacked, delayed and dead-letter counts."""
+    """Each queue's type; its ready, unacked, delayed and dead-letter counts; the messages the workers
+    running here completed and the attempts they failed, since they started."""
     if ctx.invoked_subcommand is not None:
         return
     from pulse.rabbitmq import queue_counts, queue_names
+    from pulse.runs import Processed, processed
 
     current = settings()
     rows, note = queue_counts(current, queue_names(current.queue_type))
+    notes = [note] if note else []
+    done = processed(current.metrics_dir)
+    if done is None:
+        notes.append("no worker runs on this host: completed and failed counts unknown")
+    else:
+        for row in rows:
+            counted = done.get(row.queue, Processed(completed=0, failed=0))
+            row.completed, row.failed = counted.completed, counted.failed
     if as_json:
-        print_json({"queue_type": current.queue_type, "queues": [vars(r) for r in rows], "note": note})
+        listed = [vars(r) for r in rows]
+        print_json({"queue_type": current.queue_type, "queues": listed, "note": "; ".join(notes) or None})
         return
     print_table(
-        ["queue", "type", "ready", "unacked", "delayed", "dead", "consumers"],
-        [[r.queue, r.type, r.ready, r.unacked, r.delayed, r.dead, r.consumers] for r in rows],
+        ["queue", "type", "ready", "unacked", "completed", "failed", "delayed", "dead", "consumers"],
+        [[r.queue, r.type, r.ready, r.unacked, r.completed, r.failed, r.delayed, r.dead, r.consumers] for r in rows],
     )
     mismatched = [r.queue for r in rows if r.type not in (None, current.queue_type)]
     if mismatched:
@@ -47,8 +58,8 @@ def queues(ctx: click.Context, as_json: bool) -> None:
             f"{'is' if len(mismatched) == 1 else 'are'} not: workers refuse to start until `pulse queues migrate`",
             err=True,
         )
-    if note:
-        echo(f"note: {note}", err=True)
+    for line in notes:
+        echo(f"note: {line}", err=True)
 
 
 @queues.command("migrate")

@@ -2,15 +2,14 @@
 
 Each worker process writes its samples to prometheus-client's multiprocess directory; one extra
 process (a dramatiq "fork") serves the sum of them all, plus the queue depths read from RabbitMQ
-at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process),
-so a restart starts from clean files; directories of runs that are gone are removed.
+at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process,
+`pulse.runs`), so a restart starts from clean files; directories of runs that are gone are removed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from http.server import HTTPServer
 from typing import Any, NamedTuple
@@ -18,32 +17,11 @@ from typing import Any, NamedTuple
 import dramatiq
 
 from pulse.config import Settings, get_settings
+from pulse.runs import remove_stale_directories, run_directory
 
 logger = logging.getLogger(__name__)
 
 BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 300)
-
-
-def run_directory(base: str) -> str:
-    """The multiprocess directory of the current dramatiq run (workers and forks share a parent)."""
-    parent = os.getppid()
-    return os.path.join(base, f"{parent}-{_start_time(parent)}")
-
-
-def _start_time(pid: int) -> str:
-    # Tells a live process from an older one with the same pid (pid 1 in every container).
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return "0"
-
-
-def remove_stale_directories(base: str) -> None:
-    for name in os.listdir(base):
-        pid, _, started = name.partition("-")
-        if pid.isdigit() and _start_time(int(pid)) != started:
-            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
 
 
 class _Series(NamedTuple):
@@ -65,7 +43,9 @@ from dramatiq.middleware.prometheus import Prometheus  # noqa: E402
 class Metrics(Prometheus):
     """dramatiq's Prometheus metrics plus `worker_processing_seconds`,
     `worker_task_success_total`, `worker_task_failure_total`, `worker_task_dlq_total`
-    (and `worker_queue_depth`, `worker_dead_letters` computed at scrape time).
+    (and `worker_queue_depth`, `worker_dead_letters` computed at scrape time). The success and
+    failure counters carry the message's `queue_name` beside the `task_name` operators alert on:
+    the stalled-queue alert and `pulse queues` count successes per queue.
 
     The per-message hooks are dramatiq's, rewritten to label each series once rather than on every
     message. It counts only in processes booted by ``dramatiq`` (with a multiprocess directory); elsewhere
@@ -103,10 +83,13 @@ class Metrics(Prometheus):
             registry=registry,
         )
         self.successes = prom.Counter(
-            "worker_task_success", "Messages processed successfully.", ["task_name"], registry=registry
+            "worker_task_success", "Messages processed successfully.", ["task_name", "queue_name"], registry=registry
         )
         self.failures = prom.Counter(
-            "worker_task_failure", "Failed attempts, by exception type.", ["task_name", "error_type"], registry=registry
+            "worker_task_failure",
+            "Failed attempts, by exception type.",
+            ["task_name", "queue_name", "error_type"],
+            registry=registry,
         )
         self.dead = prom.Counter(
             "worker_task_dlq", "Messages dead-lettered after their last attempt.", ["task_name"], registry=registry
@@ -127,7 +110,7 @@ class Metrics(Prometheus):
                 total=self.total_messages.labels(*key),
                 errors=self.total_errored_messages.labels(*key),
                 processing=self.processing.labels(message.actor_name),
-                successes=self.successes.labels(message.actor_name),
+                successes=self.successes.labels(message.actor_name, message.queue_name),
             )
         return series
 
@@ -151,7 +134,7 @@ class Metrics(Prometheus):
             series.successes.inc()
         else:
             series.errors.inc()
-            self.failures.labels(message.actor_name, type(exception).__name__).inc()
+            self.failures.labels(message.actor_name, message.queue_name, type(exception).__name__).inc()
 
     def after_skip_message(self, broker: dramatiq.Broker, message: Any, **_: Any) -> None:
         if self.booted:

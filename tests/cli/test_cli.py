@@ -12,6 +12,7 @@ from psycopg import sql
 
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
+from tests.support import actors
 from tests.support.cli import pulse
 from tests.support.env import ENV, NAMESPACE
 from tests.support.wait import wait_for
@@ -106,12 +107,55 @@ def test_the_scheduler_starts_and_registers_the_heartbeat(settings):
         scheduler.wait(30)
 
 
-def test_queues_lists_every_queue(database, rabbit):
+def test_queues_lists_every_queue(database, rabbit, tmp_path):
+    result = pulse("queues", "--json", PULSE_METRICS_DIR=str(tmp_path))  # no worker ran here
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(result.stdout)
+    rows = {row["queue"]: row for row in listed["queues"]}
+    assert list(rows) == ["uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics"]
+    assert set(rows["uptime"]) == {
+        "queue",
+        "type",
+        "ready",
+        "unacked",
+        "completed",
+        "failed",
+        "delayed",
+        "dead",
+        "consumers",
+    }
+    assert {(row["completed"], row["failed"]) for row in rows.values()} == {(None, None)}
+    assert listed["note"] == "no worker runs on this host: completed and failed counts unknown"
+
+
+def processed() -> dict[str, tuple[int, int]]:
+    """`pulse queues --json`: (completed, failed) by queue."""
     result = pulse("queues", "--json")
     assert result.returncode == 0, result.stderr
-    rows = {row["queue"]: row for row in json.loads(result.stdout)["queues"]}
-    assert list(rows) == ["uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics"]
-    assert set(rows["uptime"]) == {"queue", "type", "ready", "unacked", "delayed", "dead", "consumers"}
+    return {row["queue"]: (row["completed"], row["failed"]) for row in json.loads(result.stdout)["queues"]}
+
+
+def test_queues_counts_what_the_workers_running_here_completed_and_failed(workers):
+    notifying = workers("--queues", "notifications")
+    workers("--queues", "cleanup", processes=2)
+    for i in range(3):
+        actors.noop.send(f"c{i}")
+    actors.always_permanent.send("p")
+    for i in range(2):
+        actors.broker.enqueue(actors.noop.message(f"n{i}").copy(queue_name="notifications"))
+
+    # Summed over the two runs (and the processes of each), each queue on its own.
+    idle = dict.fromkeys(["uptime", "metrics", "oncall", "calculated-metrics"], (0, 0))
+    both = {**idle, "notifications": (2, 0), "cleanup": (3, 1)}
+    wait_for(lambda: processed() == both, f"counts {both}", every=0.5)
+    table = pulse("queues")
+    header, *lines = table.stdout.splitlines()
+    rows = {cells[0]: dict(zip(header.split(), cells, strict=True)) for cells in map(str.split, lines)}
+    assert (rows["cleanup"]["completed"], rows["cleanup"]["failed"], rows["cleanup"]["dead"]) == ("3", "1", "1")
+
+    # Counted since each run started: a run that ended counts no more.
+    notifying.stop()
+    assert processed() == {**both, "notifications": (0, 0)}
 
 
 def test_dlq_errors_are_one_line(database):

@@ -3,11 +3,13 @@
 Each worker process writes its samples to prometheus-client's multiprocess directory; one extra
 process (a dramatiq "fork") serves the sum of them all, plus the queue depths read from RabbitMQ
 at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process),
-so a restart starts from clean files; directories of runs that are gone are removed.
+so a restart starts from clean files (an in-place restart of the worker processes too: the files
+of processes that are gone are removed); directories of runs that are gone are removed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -44,6 +46,27 @@ def remove_stale_directories(base: str) -> None:
         pid, _, started = name.partition("-")
         if pid.isdigit() and _start_time(int(pid)) != started:
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+def remove_dead_processes(directory: str) -> None:
+    """Remove the files of the run's worker processes that are gone: a run whose worker processes
+    are restarted in place (`pulse.middleware.recycling`: same main process, same directory) starts
+    from clean files too, rather than adding two files per process and restart to every scrape."""
+    for name in os.listdir(directory):
+        pid = name.removesuffix(".db").rpartition("_")[2]
+        if name.endswith(".db") and pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):  # removed by a sibling booting beside it
+                os.unlink(os.path.join(directory, name))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 class _Series(NamedTuple):
@@ -91,6 +114,7 @@ class Metrics(Prometheus):
         os.makedirs(base, exist_ok=True)
         remove_stale_directories(base)
         os.makedirs(run_directory(base), exist_ok=True)
+        remove_dead_processes(run_directory(base))
         super().after_process_boot(broker)  # sets PROMETHEUS_MULTIPROC_DIR before importing the client
         import prometheus_client as prom
 

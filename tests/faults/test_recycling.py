@@ -7,7 +7,11 @@ once and finished once, across the processes replaced and their replacements; th
 keeps running, its PID unchanged, with no supervisor involved.
 """
 
+import glob
+import os
+
 from tests.support import actors
+from tests.support.env import ENV
 from tests.support.models import Attempt
 from tests.support.wait import wait_for
 from tests.support.worker import free_port
@@ -31,6 +35,12 @@ def done(keys):
 
 def pids(keys):
     return {a.pid for a in Attempt.select(Attempt.pid).where(Attempt.key.in_(keys))}
+
+
+def metric_files_of_gone_processes(worker):
+    """The Prometheus files left in the run's directory by worker processes that are gone."""
+    files = glob.glob(os.path.join(ENV["PULSE_METRICS_DIR"], f"{worker.process.pid}-*", "*.db"))
+    return [f for f in files if not os.path.exists(f"/proc/{f.removesuffix('.db').rpartition('_')[2]}")]
 
 
 def assert_quiet(output):
@@ -75,3 +85,4 @@ def test_processes_past_their_message_count_at_once_are_restarted_once(workers):
     assert worker.process.poll() is None
     assert "processed 10 messages (PULSE_MAX_MESSAGES_PER_PROCESS=10)" in worker.output
     assert_quiet(worker.output)
+    assert metric_files_of_gone_processes(worker) == []  # each restart starts its metrics afresh

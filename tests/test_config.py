@@ -18,7 +18,7 @@ def test_defaults_need_no_environment():
     assert settings.vhost == "/"
     assert settings.database_name == "pulse"
     assert settings.rabbitmq_api_url == "http://guest:guest@127.0.0.1:15672"
-    assert (settings.max_messages_per_process, settings.max_memory_per_process) == (1000, 200)
+    assert (settings.max_messages_per_process, settings.max_memory_per_process) == (50_000, 200)
 
 
 def test_it_reads_every_variable():

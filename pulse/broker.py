@@ -23,6 +23,7 @@ from pulse.middleware.log_context import LogContext
 from pulse.middleware.loops import Loops
 from pulse.middleware.metrics import Metrics
 from pulse.middleware.orphans import Orphans
+from pulse.middleware.recycling import Recycling
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
 from pulse.middleware.watchdog import Watchdog
@@ -88,6 +89,11 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         Metrics(settings=settings),
         TimeLimit(time_limit=settings.time_limit * 1000),
         Watchdog(settings=settings, time_limit=settings.time_limit * 1000, grace_s=settings.time_limit_grace),
+        Recycling(
+            settings=settings,
+            max_messages=settings.max_messages_per_process,
+            max_memory=settings.max_memory_per_process,
+        ),
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),

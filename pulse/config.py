@@ -43,6 +43,10 @@ class Settings:
     time_limit: default time limit of an actor, in seconds.
     time_limit_grace: seconds a message may run past its time limit (stuck in code the limit cannot
       interrupt) before its worker process is replaced.
+    max_messages_per_process: messages a worker process processes before the worker processes of its
+      run are restarted (`pulse.middleware.recycling`; 0: never).
+    max_memory_per_process: MiB of resident memory past which a worker process has the worker
+      processes of its run restarted (0: never).
     heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
     allow_private_targets: outgoing requests (uptime checks, and notification deliveries to
       webhooks, Slack, Discord, Teams and Web Push) may reach private and loopback addresses.
@@ -74,6 +78,8 @@ class Settings:
     max_retries: int = 3
     time_limit: int = 300
     time_limit_grace: int = 30
+    max_messages_per_process: int = 50_000
+    max_memory_per_process: int = 200
     heartbeat_max_age: int = 180
     allow_private_targets: bool = True
     allow_link_local_targets: bool = False
@@ -308,6 +314,11 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
     "time_limit": _number(1, 1500, "the time limit in seconds"),
     "time_limit_grace": _number(1, 240, "the grace in seconds"),
+    # Not Celery's 1,000: a restart replaces every worker process of the run and takes about 4 s
+    # (pulse.middleware.recycling); at 12.5 messages/s a process (20,000 checks a minute on two
+    # processes) 1,000 would restart them every 80 s, 5 % of the time without workers.
+    "max_messages_per_process": _number(0, 100_000_000, "the number of messages"),
+    "max_memory_per_process": _number(0, 1_048_576, "the memory in MiB"),
     "heartbeat_max_age": _number(60, 86400, "the heartbeat age in seconds"),
     "allow_private_targets": _bool,
     "allow_link_local_targets": _bool,

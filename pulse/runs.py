@@ -10,6 +10,7 @@ this process can see: on the same host, in the same PID namespace (in Docker, th
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import os
@@ -45,6 +46,27 @@ def remove_stale_directories(base: str) -> None:
         pid, _, _ = name.partition("-")
         if pid.isdigit() and not _is_live(name):
             shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+def remove_dead_processes(directory: str) -> None:
+    """Remove the files of the run's worker processes that are gone: a run whose worker processes
+    are restarted in place (`pulse.middleware.recycling`: same main process, same directory) starts
+    from clean files too, rather than adding two files per process and restart to every scrape."""
+    for name in os.listdir(directory):
+        pid = name.removesuffix(".db").rpartition("_")[2]
+        if name.endswith(".db") and pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(FileNotFoundError):  # removed by a sibling booting beside it
+                os.unlink(os.path.join(directory, name))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def live_directories(base: str) -> list[str]:

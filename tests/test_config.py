@@ -18,6 +18,7 @@ def test_defaults_need_no_environment():
     assert settings.vhost == "/"
     assert settings.database_name == "pulse"
     assert settings.rabbitmq_api_url == "http://guest:guest@127.0.0.1:15672"
+    assert (settings.max_messages_per_process, settings.max_memory_per_process) == (50_000, 200)
 
 
 def test_it_reads_every_variable():
@@ -29,6 +30,8 @@ def test_it_reads_every_variable():
             "PULSE_METRICS_PORT": "9000",
             "PULSE_MAX_RETRIES": "5",
             "PULSE_TIME_LIMIT": "60",
+            "PULSE_MAX_MESSAGES_PER_PROCESS": "1000",
+            "PULSE_MAX_MEMORY_PER_PROCESS": "0",
             "PULSE_NOTIFY_TIMEOUT": "2.5",
             "PULSE_ALLOW_PRIVATE_TARGETS": "false",
             "PULSE_ALLOW_LINK_LOCAL_TARGETS": "true",
@@ -40,6 +43,7 @@ def test_it_reads_every_variable():
     assert settings.metrics_port == 9000
     assert settings.max_retries == 5
     assert settings.time_limit == 60
+    assert (settings.max_messages_per_process, settings.max_memory_per_process) == (1000, 0)
     assert settings.notify_timeout == 2.5
     assert (settings.allow_private_targets, settings.allow_link_local_targets) == (False, True)
     assert settings.rabbitmq_api_url == "https://u:p@rabbit.example:15672"
@@ -63,6 +67,8 @@ def test_it_reads_every_variable():
         ("PULSE_MAX_RETRIES", "-1", "between 0 and 20"),
         ("PULSE_TIME_LIMIT", "1800", "between 1 and 1500"),
         ("PULSE_HEARTBEAT_MAX_AGE", "10", "between 60 and 86400"),
+        ("PULSE_MAX_MESSAGES_PER_PROCESS", "-1", "between 0 and 100000000"),
+        ("PULSE_MAX_MEMORY_PER_PROCESS", "200MB", "not a whole number"),
         ("PULSE_RABBITMQ_API_URL", "ftp://host", "not a valid URL"),
         ("PULSE_NOTIFY_TIMEOUT", "0", "between 0.1 and 120"),
         ("PULSE_NOTIFY_TIMEOUT", "soon", "not a number"),

@@ -7,9 +7,11 @@ commands, ``dramatiq pulse.actors`` and ``periodiq pulse.actors``, and stops bot
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Callable, Mapping
 
@@ -20,8 +22,19 @@ from pulse.cli.output import echo, settings
 SCHEDULER = [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"]
 
 
+def _dramatiq() -> list[str]:
+    """The `dramatiq` command installed beside Pulse. A recycling restarts the worker processes by
+    having dramatiq re-execute its command line, and ``python -m dramatiq`` comes back as whichever
+    ``python`` is first on PATH, maybe one without Pulse: the command is used when it is there."""
+    script = os.path.join(sysconfig.get_path("scripts"), "dramatiq")
+    return [script] if os.path.exists(script) else [sys.executable, "-m", "dramatiq"]
+
+
+DRAMATIQ = _dramatiq()
+
+
 def workers(processes: int, threads: int) -> list[str]:
-    return [sys.executable, "-m", "dramatiq", "pulse.actors", "--processes", str(processes), "--threads", str(threads)]
+    return [*DRAMATIQ, "pulse.actors", "--processes", str(processes), "--threads", str(threads)]
 
 
 def supervise(

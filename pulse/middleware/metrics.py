@@ -3,7 +3,8 @@
 Each worker process writes its samples to prometheus-client's multiprocess directory; one extra
 process (a dramatiq "fork") serves the sum of them all, plus the queue depths read from RabbitMQ
 at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process,
-`pulse.runs`), so a restart starts from clean files; directories of runs that are gone are removed.
+`pulse.runs`), so a restart starts from clean files (an in-place restart of the worker processes too:
+the files of processes that are gone are removed); directories of runs that are gone are removed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, NamedTuple
 import dramatiq
 
 from pulse.config import Settings, get_settings
-from pulse.runs import remove_stale_directories, run_directory
+from pulse.runs import remove_dead_processes, remove_stale_directories, run_directory
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ class Metrics(Prometheus):
         os.makedirs(base, exist_ok=True)
         remove_stale_directories(base)
         os.makedirs(run_directory(base), exist_ok=True)
+        remove_dead_processes(run_directory(base))
         super().after_process_boot(broker)  # sets PROMETHEUS_MULTIPROC_DIR before importing the client
         import prometheus_client as prom
 

@@ -35,8 +35,8 @@ from dramatiq.middleware import MiddlewareError
 from pulse.config import Settings, get_settings
 from pulse.db import db
 from pulse.errors import PermanentError
-from pulse.middleware.metrics import run_directory
 from pulse.middleware.retries import max_retries
+from pulse.runs import run_directory
 
 logger = logging.getLogger(__name__)
 

@@ -1,12 +1,13 @@
 """The metrics middleware: queue depths scraped from RabbitMQ, and the metric directories of past runs removed."""
 
 import os
+import subprocess
 
 import pika
 
 from pulse import rabbitmq
 from pulse.middleware import metrics
-from pulse.middleware.metrics import remove_stale_directories, run_directory
+from pulse.runs import remove_dead_processes, remove_stale_directories, run_directory
 
 
 def test_a_scrape_with_rabbitmq_unreachable_answers_broker_down_after_one_attempt(settings, monkeypatch):
@@ -41,3 +42,16 @@ def test_only_the_directories_of_live_runs_are_kept(tmp_path):
     remove_stale_directories(str(tmp_path))
 
     assert sorted(os.listdir(tmp_path)) == [os.path.basename(live)]
+
+
+def test_a_run_restarted_in_place_keeps_only_the_files_of_live_processes(tmp_path):
+    finished = subprocess.Popen(["true"])
+    finished.wait()  # reaped: its pid names no process
+    gone = finished.pid
+    names = [f"counter_{os.getpid()}.db", f"histogram_{gone}.db", f"counter_{gone}.db", "reload.lock"]
+    for name in names:
+        (tmp_path / name).write_bytes(b"")
+
+    remove_dead_processes(str(tmp_path))
+
+    assert sorted(os.listdir(tmp_path)) == sorted([f"counter_{os.getpid()}.db", "reload.lock"])

@@ -70,3 +70,17 @@ def stuck_in_c(key: str) -> None:
     time limit's exception cannot reach it, nor can any other thread of its process run."""
     record(key)
     re.fullmatch(r"(a+)+$", "a" * 64 + "b")
+
+
+LEAKED: list[bytes] = []
+
+
+@dramatiq.actor(queue_name=QUEUE)
+def leaky(key: str, mib: int, seconds: float) -> None:
+    """Marks the start, keeps ``mib`` MiB of its process's memory for good, as a leak would
+    (written, so resident), and writes the result ``seconds`` later: a message cut short leaves a
+    start without a result."""
+    record(f"{key}:start")
+    LEAKED.append(b"\1" * (mib << 20))
+    time.sleep(seconds)
+    record(key)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from pulse.cli.run import DRAMATIQ
 from tests.support.env import ENV
 
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ def free_port() -> int:
 
 
 class WorkerProcess:
-    """``dramatiq pulse.actors tests.support.actors`` in its own process group, its output kept."""
+    """``dramatiq pulse.actors tests.support.actors`` in its own process group, its output kept
+    (across the restarts of its worker processes: the main process keeps its PID)."""
 
     def __init__(
         self,
@@ -42,9 +44,7 @@ class WorkerProcess:
         host: Host | None = None,
     ) -> None:
         command = [
-            sys.executable,
-            "-m",
-            "dramatiq",
+            *DRAMATIQ,  # as compose runs it: a recycling re-executes it
             "pulse.actors",
             "tests.support.actors",
             "--path",

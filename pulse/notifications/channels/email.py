@@ -20,7 +20,16 @@ from pulse.config import Settings
 from pulse.net import AddressPolicy
 from pulse.notifications.channels.notice import INFO, Notice
 from pulse.notifications.channels.text import COLORS, change, filled, headline, link, shorten, status_name, when
-from pulse.notifications.channels.transport import JSON, Channel, Destination, Sent, TransportError, json_field, post
+from pulse.notifications.channels.transport import (
+    JSON,
+    Channel,
+    Destination,
+    Sent,
+    TransportError,
+    field,
+    json_field,
+    post,
+)
 
 SUBJECT_MAX = 200
 ORGANIZATION_MAX = 60  # in the subject, so the headline still shows
@@ -115,7 +124,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
 
 def _resend(email: Email, to: list[str], delivery_id: str, settings: Settings) -> Sent:
     document = {"from": settings.email_from, "to": to, "subject": email.subject, "text": email.text, "html": email.html}
-    response = post(
+    return post(
         settings.resend_url.rstrip("/") + "/emails",
         json.dumps(document),
         {**JSON, "Authorization": f"Bearer {settings.resend_api_key}", "Idempotency-Key": delivery_id},
@@ -123,8 +132,8 @@ def _resend(email: Email, to: list[str], delivery_id: str, settings: Settings) -
         vendor="Resend",
         timeout_s=settings.notify_timeout,
         reason=json_field("message", "name"),
+        reference=field("id"),
     )
-    return Sent(reference=str(json_field("id")(response)))
 
 
 def _smtp(email: Email, to: list[str], delivery_id: str, settings: Settings) -> Sent:

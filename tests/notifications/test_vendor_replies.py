@@ -4,19 +4,23 @@ that repeats the request's credentials (`tests.support.hostile`).
 
 Nothing a reply says reaches the notification's row, its subscriber's last error, the dead letters
 or the log with the credentials in it, in any of their forms, nor as more than one short line.
+(What an HTTP provider answers with an error status is quoted by `pulse.net.api.call`, tested in
+`tests.notifications.test_delivery` and `tests.metrics.test_vendor_replies`.)
 """
 
+import base64
+import dataclasses
 import logging
 
 import pytest
 
 from actors import notifications
-from pulse.models import Event, Notification, Organization, Subscriber
+from pulse.models import Event, FailedMessage, Notification, Organization, Subscriber
 from pulse.models.event import STATUS_CHANGED
 from pulse.notifications import delivery
 from tests.support import hostile
 from tests.support.stub import declare
-from tests.support.vendors import Forge
+from tests.support.vendors import Fail, Forge
 
 LONGEST = 400  # characters of a text: a few words of Pulse and 300 quoted of the vendor
 STATUS = {"component": {"name": "Public API"}, "from": "OPERATIONAL", "to": "MAJOR_OUTAGE"}
@@ -140,3 +144,35 @@ def test_a_push_location_that_repeats_the_credentials_is_quoted(
     assert_quoted(sent.reference, seen)
     assert sent.reference.startswith("https://push.example/m/***")
     assert_not_logged(log, seen)
+
+
+# --- an SMTP server's reply --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [550, 451])
+def test_an_smtp_reply_that_repeats_the_password_is_quoted(
+    code, acme, vendors, config, broker, stub_worker, monkeypatch, log
+):
+    """The password as the URL holds it, and as AUTH PLAIN and LOGIN send it: a permanent refusal
+    and a last attempt alike leave none of them in the row, the last error, the dead letter or the log."""
+    user, password = vendors.smtp_user, vendors.smtp_password
+    smtp = dataclasses.replace(
+        config, resend_api_key="", smtp_url=f"smtp://{user}:{password}@{vendors.smtp_host}:{vendors.smtp_port}"
+    )
+    seen = [password, b64(f"\0{user}\0{password}"), b64(password)]
+    vendors.script("smtp", Fail(code, body=f"5.7.1 refused {' and '.join(seen)} {'x' * 4000}".encode()))
+    notification_id = subscribed(acme, vendors, "resend")
+
+    failed = send(broker, stub_worker, monkeypatch, smtp, notification_id)
+
+    assert failed.status == "failed"
+    assert failed.last_error.startswith(f"SMTP server {vendors.smtp_host} answered {code}: 5.7.1 refused *** and ***")
+    dead = FailedMessage.get()
+    for text in (failed.last_error, Subscriber.get().last_error, dead.error_message):
+        assert_quoted(text, seen)
+    assert not any(secret in dead.traceback for secret in seen)
+    assert_not_logged(log, seen)
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()

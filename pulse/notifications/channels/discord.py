@@ -81,7 +81,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
 
 
 def _pause(response: Response) -> float:
-    """When the webhook's bucket is empty, the seconds until it refills."""
+    """When the webhook's bucket is empty, the seconds until it refills (`post` bounds them)."""
     if response.headers.get("x-ratelimit-remaining") != "0":
         return 0.0
     try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulse
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import ApiError, call, json_body, json_field, quote
+from pulse.net.api import ApiError, bounded, call, json_body, json_field, quote
 
 __all__ = ["JSON", "Channel", "Destination", "Sent", "TransportError", "field", "json_field", "post"]
 
@@ -141,7 +141,7 @@ def post(
       reference: reads the provider's id for the message from the 2xx answer, None or "" when it
         gave none (default: none), e.g. `field`; quoted.
       pause: reads the seconds the provider asks to leave before the next message to the same
-        destination from the 2xx answer (default: none).
+        destination from the 2xx answer (default: none); `bounded` like every wait a provider asks for.
     """
     request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s)
     try:
@@ -152,7 +152,7 @@ def post(
     said = reference(response) if reference else None
     return Sent(
         reference="" if said is None or said == "" else quote(request, said),
-        pause_s=pause(response) if pause else 0.0,
+        pause_s=bounded(pause(response)) if pause else 0.0,
     )
 
 

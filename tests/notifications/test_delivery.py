@@ -13,13 +13,14 @@ import pytest
 from pulse.errors import PermanentError, TransientError
 from pulse.models import Event, Notification, NotificationChannel, Organization, Subscriber
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
+from pulse.net.api import MAX_RETRY_AFTER_S
 from pulse.notifications import delivery
 from pulse.notifications.channels import webhook
 from pulse.notifications.channels.notice import CRITICAL
 from pulse.notifications.channels.text import COLORS
 from pulse.notifications.delivery import Defer
 from tests.support.cli import pulse
-from tests.support.vendors import Fail, Hang
+from tests.support.vendors import Fail, Forge, Hang
 
 SINCE = "2026-12-01T14:03:00+00:00"
 STATUS_PAYLOAD = {
@@ -311,6 +312,21 @@ def test_discords_retry_after_in_the_body_is_honoured(acme, vendors, config):
     deferred = deliver(notification_id, config)
 
     assert 2.3 < deferred.at - time.time() <= 2.6
+
+
+@pytest.mark.parametrize("reset_after", ["1e9", "inf"])
+def test_a_discord_pause_after_a_message_is_bounded(reset_after, acme, vendors, config):
+    """Discord's headers ask for a pause when the webhook's bucket is empty: however long they say,
+    every worker holds off that webhook for at most `MAX_RETRY_AFTER_S` (20 minutes)."""
+    notification_id = one_notification(acme, "discord", {"url": vendors.discord_hook()})
+    headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset-After": reset_after}
+    vendors.script("discord", Forge(lambda request_headers: (204, b"", headers)))
+
+    assert deliver(notification_id, config) is None
+
+    assert row(notification_id).status == "sent"
+    channel = NotificationChannel.get()
+    assert MAX_RETRY_AFTER_S - 10 < delivery._reserve(f"discord:c{channel.id}", 0.44) <= MAX_RETRY_AFTER_S
 
 
 def test_it_handles_500_as_transient(acme, vendors, config):

@@ -10,7 +10,7 @@ import pytest
 import requests
 from py_vapid import Vapid
 
-from tests.support.vendors import VENDORS, Fail, Hang, Vendors
+from tests.support.vendors import VENDORS, Fail, Forge, Hang, Vendors
 from tests.support.wait import wait_for
 from tests.vendors import sender
 
@@ -55,6 +55,18 @@ def test_scripted_discord_429_carries_retry_after(unlimited: Vendors, vapid: Vap
     assert limited.json() == {"message": "You are being rate limited.", "retry_after": 2.5, "global": False}
     assert limited.headers["Retry-After"] == "2.5"
     assert (failed.status_code, failed.content, failed.headers["X-Test"]) == (503, b"upstream", "1")
+
+
+def test_a_forged_answer_is_made_from_the_request_and_is_no_delivery(unlimited: Vendors, vapid: Vapid) -> None:
+    send = sender(unlimited, "resend", vapid)
+    unlimited.script("resend", Forge(lambda headers: (200, {"said": headers["authorization"]}, {"X-Test": "1"})))
+    forged = send(timeout=5)
+    assert (forged.status_code, forged.json(), forged.headers["X-Test"]) == (
+        200,
+        {"said": f"Bearer {unlimited.resend_key}"},
+        "1",
+    )
+    assert (len(unlimited.attempts("resend")), unlimited.received("resend")) == (1, [])
 
 
 @pytest.mark.parametrize("vendor", HTTP_VENDORS)

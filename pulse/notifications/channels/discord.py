@@ -68,7 +68,7 @@ def payload(notice: Notice) -> dict[str, Any]:
 def deliver(notice: Notice, destination: Destination, settings: Settings, policy: AddressPolicy) -> Sent:
     """POST to the webhook; when its rate-limit bucket is empty, ask for a pause until it refills."""
     body = json.dumps(payload(notice))
-    response = post(
+    return post(
         destination.settings["url"],
         body,
         JSON,
@@ -76,14 +76,18 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         vendor="Discord",
         timeout_s=settings.notify_timeout,
         reason=_reason,
+        pause=_pause,
     )
-    pause = 0.0
-    if response.headers.get("x-ratelimit-remaining") == "0":
-        try:
-            pause = float(response.headers.get("x-ratelimit-reset-after", "0"))
-        except ValueError:
-            pause = 1.0
-    return Sent(pause_s=pause)
+
+
+def _pause(response: Response) -> float:
+    """When the webhook's bucket is empty, the seconds until it refills (`post` bounds them)."""
+    if response.headers.get("x-ratelimit-remaining") != "0":
+        return 0.0
+    try:
+        return float(response.headers.get("x-ratelimit-reset-after", "0"))
+    except ValueError:
+        return 1.0
 
 
 def _reason(response: Response) -> str:

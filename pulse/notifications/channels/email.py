@@ -8,19 +8,30 @@ The HTML is self-contained (inline styles only, no images) and escapes every tex
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import smtplib
 from email.message import EmailMessage
 from email.utils import formatdate
 from html import escape
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from pulse.config import Settings
-from pulse.net import AddressPolicy
+from pulse.net import AddressPolicy, Request
+from pulse.net.api import quote
 from pulse.notifications.channels.notice import INFO, Notice
 from pulse.notifications.channels.text import COLORS, change, filled, headline, link, shorten, status_name, when
-from pulse.notifications.channels.transport import JSON, Channel, Destination, Sent, TransportError, json_field, post
+from pulse.notifications.channels.transport import (
+    JSON,
+    Channel,
+    Destination,
+    Sent,
+    TransportError,
+    field,
+    json_field,
+    post,
+)
 
 SUBJECT_MAX = 200
 ORGANIZATION_MAX = 60  # in the subject, so the headline still shows
@@ -115,7 +126,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
 
 def _resend(email: Email, to: list[str], delivery_id: str, settings: Settings) -> Sent:
     document = {"from": settings.email_from, "to": to, "subject": email.subject, "text": email.text, "html": email.html}
-    response = post(
+    return post(
         settings.resend_url.rstrip("/") + "/emails",
         json.dumps(document),
         {**JSON, "Authorization": f"Bearer {settings.resend_api_key}", "Idempotency-Key": delivery_id},
@@ -123,8 +134,8 @@ def _resend(email: Email, to: list[str], delivery_id: str, settings: Settings) -
         vendor="Resend",
         timeout_s=settings.notify_timeout,
         reason=json_field("message", "name"),
+        reference=field("id"),
     )
-    return Sent(reference=str(json_field("id")(response)))
 
 
 def _smtp(email: Email, to: list[str], delivery_id: str, settings: Settings) -> Sent:
@@ -157,13 +168,25 @@ def _smtp(email: Email, to: list[str], delivery_id: str, settings: Settings) -> 
             f"SMTP server {host} refused the recipients ({', '.join(map(str, codes))})", permanent=min(codes) >= 500
         ) from None
     except smtplib.SMTPResponseException as e:
-        reason = e.smtp_error.decode("utf-8", "replace") if isinstance(e.smtp_error, bytes) else str(e.smtp_error)
+        said = e.smtp_error.decode("utf-8", "replace") if isinstance(e.smtp_error, bytes) else e.smtp_error
         raise TransportError(
-            f"SMTP server {host} answered {e.smtp_code}: {reason}", permanent=e.smtp_code >= 500
+            f"SMTP server {host} answered {e.smtp_code}: {quote(_login(url), said)}", permanent=e.smtp_code >= 500
         ) from None
     except (smtplib.SMTPException, OSError) as e:
-        raise TransportError(f"SMTP server {host}: {type(e).__name__}: {e}") from None
+        raise TransportError(f"SMTP server {host}: {quote(_login(url), f'{type(e).__name__}: {e}')}") from None
     return Sent(reference=message["Message-ID"])
+
+
+def _login(url: SplitResult) -> Request:
+    """The SMTP session as `pulse.net.api.quote` reads a request, for what the server says: its URL
+    (the password) and the login as AUTH PLAIN and LOGIN send it, none of which a reply may repeat."""
+    user, password = unquote(url.username or ""), unquote(url.password or "")
+    sent = {"auth-plain": _base64(f"\0{user}\0{password}"), "auth-login": _base64(password)} if password else {}
+    return Request("AUTH", url.geturl(), sent)
+
+
+def _base64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
 
 
 def _account_pace(settings: Settings) -> tuple[str, float] | None:

@@ -99,7 +99,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         "Content-Encoding": "aes128gcm",
         "Content-Type": "application/octet-stream",
     }
-    response = post(
+    return post(
         endpoint,
         body,
         headers,
@@ -107,8 +107,8 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         vendor="Web Push",
         timeout_s=settings.notify_timeout,
         reason=json_field("message", "error"),
+        reference=lambda response: response.headers.get("location"),
     )
-    return Sent(reference=response.headers.get("location", ""))
 
 
 @functools.cache

@@ -61,8 +61,7 @@ def payload(notice: Notice) -> dict[str, Any]:
 def deliver(notice: Notice, destination: Destination, settings: Settings, policy: AddressPolicy) -> Sent:
     """POST to the incoming webhook; Slack answers ``ok`` or a bare error string."""
     url = destination.settings["url"]
-    post(url, json.dumps(payload(notice)), JSON, policy, vendor="Slack", timeout_s=settings.notify_timeout)
-    return Sent()
+    return post(url, json.dumps(payload(notice)), JSON, policy, vendor="Slack", timeout_s=settings.notify_timeout)
 
 
 # 1 message a second per webhook, and 10 % to spare.

@@ -16,7 +16,7 @@ from pulse.config import Settings
 from pulse.net import AddressPolicy, Response
 from pulse.notifications.channels.notice import Notice
 from pulse.notifications.channels.text import filled, headline, link, shorten, status_name, when
-from pulse.notifications.channels.transport import Channel, Destination, Sent, TransportError, json_field, post
+from pulse.notifications.channels.transport import Channel, Destination, Sent, TransportError, field, json_field, post
 
 MAX = 1600
 ORGANIZATION_MAX = 50
@@ -54,7 +54,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
             permanent=True,
         )
     auth = base64.b64encode(f"{sid}:{token}".encode()).decode()
-    response = post(
+    return post(
         f"{settings.twilio_url.rstrip('/')}/2010-04-01/Accounts/{quote(sid, safe='')}/Messages.json",
         urlencode({"To": destination.settings["to"], "From": settings.twilio_from, "Body": text(notice)}),
         {"Content-Type": "application/x-www-form-urlencoded", "Authorization": f"Basic {auth}"},
@@ -62,8 +62,8 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         vendor="Twilio",
         timeout_s=settings.notify_timeout,
         reason=_reason,
+        reference=field("sid"),
     )
-    return Sent(reference=json_field("sid")(response))
 
 
 def _reason(response: Response) -> str:

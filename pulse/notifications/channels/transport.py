@@ -4,7 +4,9 @@ channel sends, through `pulse.net.api.call`.
 
 So a destination URL taken from a configuration file (webhooks, Slack, Discord, Teams, push
 endpoints) is held to the same address policy as an uptime check, and error texts name the host,
-never the URL (whose path is often the secret).
+never the URL (whose path is often the secret). Whatever the provider answers, an error or a 2xx,
+a channel sees it only through readers whose texts `post` quotes (`pulse.net.api.quote`): the
+request's secrets redacted, one line of at most 300 characters.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pulse
 from pulse.net import AddressPolicy, Request, Response
-from pulse.net.api import ApiError, call, json_field
+from pulse.net.api import ApiError, bounded, call, json_body, json_field, quote
 
-__all__ = ["JSON", "Channel", "Destination", "Sent", "TransportError", "json_field", "post"]
+__all__ = ["JSON", "Channel", "Destination", "Sent", "TransportError", "field", "json_field", "post"]
 
 if TYPE_CHECKING:
     from pulse.config import Settings
@@ -65,7 +67,7 @@ class Sent:
     """A delivery the provider accepted.
 
     Parameters:
-      reference: the provider's id for the message, when it gives one.
+      reference: the provider's id for the message, when it gives one, as `pulse.net.api.quote` gives it.
       pause_s: seconds the provider asks us to leave before the next message to the same destination.
     """
 
@@ -126,18 +128,39 @@ def post(
     vendor: str,
     timeout_s: float,
     reason: Callable[[Response], str] | None = None,
-) -> Response:
-    """POST ``body`` to ``url``; return the 2xx `Response` or raise `TransportError`.
+    reference: Callable[[Response], object] | None = None,
+    pause: Callable[[Response], float] | None = None,
+) -> Sent:
+    """POST ``body`` to ``url``; return what the 2xx answer said as `Sent`, or raise `TransportError`.
 
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       timeout_s: seconds for the whole exchange: connecting, sending, reading the answer
         (`Settings.notify_timeout`).
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
+      reference: reads the provider's id for the message from the 2xx answer, None or "" when it
+        gave none (default: none), e.g. `field`; quoted.
+      pause: reads the seconds the provider asks to leave before the next message to the same
+        destination from the 2xx answer (default: none); `bounded` like every wait a provider asks for.
     """
     request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s)
     try:
-        return call(request, policy, vendor=vendor, reason=reason)
+        response = call(request, policy, vendor=vendor, reason=reason)
     except ApiError as e:
         gone = e.status in (404, 410) and vendor == "Web Push"
         raise TransportError(str(e), permanent=e.permanent, retry_after=e.retry_after, gone=gone) from None
+    said = reference(response) if reference else None
+    return Sent(
+        reference="" if said is None or said == "" else quote(request, said),
+        pause_s=bounded(pause(response)) if pause else 0.0,
+    )
+
+
+def field(name: str) -> Callable[[Response], object]:
+    """A `post` ``reference`` reader: the member ``name`` of a JSON object answered, else None."""
+
+    def read(response: Response) -> object:
+        data = json_body(response)
+        return data.get(name) if isinstance(data, dict) else None
+
+    return read

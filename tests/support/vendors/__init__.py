@@ -13,14 +13,14 @@ One ThreadingHTTPServer on 127.0.0.1 serves every HTTP vendor under a path prefi
 (credentials, required fields, size limits, rate limits) and answers with that vendor's status and error body; its
 module, one per vendor as in `pulse.notifications.channels`, names the vendor's documentation it follows. Every
 request is recorded in `Vendors.attempts`; accepted ones also in `Vendors.received`. `Vendors.script` replaces the
-next answers with a `Fail` or a `Hang`. Hangs wait on an event that `Vendors.close` sets, and close shuts the open
-connections, so closing never waits for a client.
+next answers with a `Fail`, a `Hang` or, as a hostile vendor, proxy or gateway would answer, a `Forge`. Hangs wait on
+an event that `Vendors.close` sets, and close shuts the open connections, so closing never waits for a client.
 
 `base` holds what the fakes share (the records, the `Fake` base class, the HTTP server, the rate-limit buckets) and
 `facade` the `Vendors` object in front of them all.
 """
 
-from tests.support.vendors.base import Fail, Hang, Received
+from tests.support.vendors.base import Fail, Forge, Hang, Received
 from tests.support.vendors.facade import VENDORS, Vendors
 
-__all__ = ["VENDORS", "Fail", "Hang", "Received", "Vendors"]
+__all__ = ["VENDORS", "Fail", "Forge", "Hang", "Received", "Vendors"]

@@ -1,6 +1,6 @@
-"""What every fake shares: the `Received`, `Fail` and `Hang` records, the `Fake` base class (read, check, answer,
-and the vendor's own error format for a scripted `Fail`), the reply helpers, the token buckets of the rate limits,
-and the one ThreadingHTTPServer and its handler that serve every HTTP fake under its path prefix.
+"""What every fake shares: the `Received`, `Fail`, `Hang` and `Forge` records, the `Fake` base class (read, check,
+answer, and the vendor's own error format for a scripted `Fail`), the reply helpers, the token buckets of the rate
+limits, and the one ThreadingHTTPServer and its handler that serve every HTTP fake under its path prefix.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import select
 import socket
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from email.message import EmailMessage
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +72,24 @@ class Hang:
     """A scripted non-answer: the request waits until the client hangs up or the `Vendors` closes."""
 
 
-Answer = Fail | Hang
+@dataclasses.dataclass(frozen=True)
+class Forge:
+    """A scripted answer of a hostile vendor, proxy or gateway, made from the request (HTTP vendors only).
+
+    Parameters:
+      reply: of the request's headers (names lower-cased), the status, the body (bytes as they are, anything else
+        as JSON) and the headers to answer, as a metrics fake's ``forge`` (`tests.support.hostile` has some).
+    """
+
+    reply: Callable[[Mapping[str, str]], tuple[int, Any, Mapping[str, str]]]
+
+    def answer(self, headers: Mapping[str, str]) -> Reply:
+        status, body, extra = self.reply(headers)
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return Reply(status, data, {"Content-Type": "application/json", **extra})
+
+
+Answer = Fail | Hang | Forge
 
 
 @dataclasses.dataclass(frozen=True)

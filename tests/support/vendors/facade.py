@@ -22,6 +22,7 @@ from tests.support.vendors.base import (
     Bucket,
     Fail,
     Fake,
+    Forge,
     Hang,
     Quota,
     Received,
@@ -168,7 +169,8 @@ class Vendors:
     # What the fakes do
 
     def script(self, vendor: str, *answers: Answer) -> None:
-        """Answer the next ``len(answers)`` requests to ``vendor`` with these instead (they still count as attempts)."""
+        """Answer the next ``len(answers)`` requests to ``vendor`` with these instead (they still count as attempts,
+        never as accepted deliveries)."""
         with self._lock:
             self._scripts[self._known(vendor)].extend(answers)
 
@@ -261,6 +263,8 @@ class Vendors:
             return None
         if isinstance(answer, Fail):
             return fake.fail(answer)
+        if isinstance(answer, Forge):
+            return answer.answer(request.headers)
         reply = fake.handle(request, received)
         if reply.accept:
             self._accept(received)

@@ -97,3 +97,5 @@ def configure(level: str) -> None:
     root.setLevel(level)
     # pika narrates every connection and channel at INFO.
     logging.getLogger("pika").setLevel(max(logging.WARNING, root.level))
+    # peewee logs every statement with its parameters at DEBUG: channel settings and secrets among them.
+    logging.getLogger("peewee").setLevel(max(logging.INFO, root.level))

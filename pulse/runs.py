@@ -54,12 +54,13 @@ def remove_dead_processes(directory: str) -> None:
     from clean files too, rather than adding two files per process and restart to every scrape."""
     for name in os.listdir(directory):
         pid = name.removesuffix(".db").rpartition("_")[2]
-        if name.endswith(".db") and pid.isdigit() and not _alive(int(pid)):
+        if name.endswith(".db") and pid.isdigit() and not alive(int(pid)):
             with contextlib.suppress(FileNotFoundError):  # removed by a sibling booting beside it
                 os.unlink(os.path.join(directory, name))
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -36,7 +36,7 @@ from pulse.config import Settings, get_settings
 from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.middleware.retries import max_retries
-from pulse.runs import run_directory
+from pulse.runs import alive, run_directory
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def _running(directory: str) -> list[tuple[int, bytes]]:
         if pid is None:
             continue
         path = os.path.join(directory, name)
-        if not _alive(pid):
+        if not alive(pid):
             os.unlink(path)
             continue
         try:
@@ -199,16 +199,6 @@ def _running(directory: str) -> list[tuple[int, bytes]]:
             continue
         found.extend((pid, data[i : i + SLOT.size]) for i in range(0, len(data) - SLOT.size + 1, SLOT.size))
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _text(field: bytes) -> str:

@@ -44,6 +44,7 @@ def test_a_killed_worker_loses_no_poll_and_doubles_no_change(workers):
     with NewRelic(concurrency=100) as newrelic:
         newrelic.results[NRQL] = [{"average.duration": 950.0}]
         configfile.apply(configfile.load(organization(newrelic)))
+        MetricsQuery.update(next_poll_at=utcnow() + timedelta(days=1)).execute()  # the polls are sent here
         start = utcnow().replace(microsecond=0) - timedelta(hours=1)
         slots = [start + timedelta(seconds=60 * n) for n in range(SLOTS)]
         first = workers(threads=THREADS)

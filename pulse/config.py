@@ -47,6 +47,8 @@ class Settings:
       run are restarted (`pulse.middleware.recycling`; 0: never).
     max_memory_per_process: MiB of resident memory past which a worker process has the worker
       processes of its run restarted (0: never).
+    backlog_bound: messages waiting in the `uptime` or `metrics` queue past which its loop skips the
+      checks or polls coming due, stale before a worker could take them (`pulse.loop`; 0: never).
     heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
     allow_private_targets: outgoing requests (uptime checks, and notification deliveries to
       webhooks, Slack, Discord, Teams and Web Push) may reach private and loopback addresses.
@@ -80,6 +82,7 @@ class Settings:
     time_limit_grace: int = 30
     max_messages_per_process: int = 50_000
     max_memory_per_process: int = 200
+    backlog_bound: int = 1000
     heartbeat_max_age: int = 180
     allow_private_targets: bool = True
     allow_link_local_targets: bool = False
@@ -319,6 +322,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     # processes) 1,000 would restart them every 80 s, 5 % of the time without workers.
     "max_messages_per_process": _number(0, 100_000_000, "the number of messages"),
     "max_memory_per_process": _number(0, 1_048_576, "the memory in MiB"),
+    "backlog_bound": _number(0, 1_000_000, "the number of messages"),
     "heartbeat_max_age": _number(60, 86400, "the heartbeat age in seconds"),
     "allow_private_targets": _bool,
     "allow_link_local_targets": _bool,

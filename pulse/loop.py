@@ -16,7 +16,13 @@ so even two runners at once (a turn lost with its connection while its holder st
 most `CHECK_EVERY`) never send one slot twice.
 
 A claim sends before it commits: a crash in between leaves the slots to claim again (a message
-sent twice is recorded once, by its unique key), never a slot claimed but not sent.
+sent twice is recorded once, by its unique key), never a slot claimed but not sent, unless the loop
+skips it on purpose: a loop whose work goes stale (checks, polls) sends nothing while its queue
+holds more than ``PULSE_BACKLOG_BOUND`` messages waiting (`Schedule.bounded`). A check that would
+wait behind such a backlog is worth less than the next one, which comes one interval later; a
+backlog that grew without bound would end in RabbitMQ's memory alarm, which blocks every publisher,
+notifications included. Skipped slots are counted (``loop_slots_skipped_total``) and leave no row:
+uptime counts them neither up nor down.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import psycopg
 
 from pulse.config import get_settings
 from pulse.db import CONNECT_TIMEOUT, db
+from pulse.middleware.metrics import slots_skipped
 from pulse.models import utcnow
 from pulse.rabbitmq import BatchPublisher
 
@@ -56,6 +63,7 @@ PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
 RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
 TAKE_EVERY = 1.0  # seconds between a waiting runner's attempts to take its loop's turn
 CHECK_EVERY = 5.0  # seconds between a running runner's checks that its turn's connection lives
+BACKLOG_EVERY = 1.0  # seconds between a bounded loop's readings of its queue's backlog
 
 #: (key, due time) of one claimed row: a component id and its slot, say.
 Claimed = tuple[Any, datetime]
@@ -79,6 +87,9 @@ class Schedule:
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
         leaves up to this late, never early. Uptime gathers 200 ms, as its checks are many and
         batched; the others keep `GATHER`.
+      bounded: skip, rather than send, the rows coming due while the loop's queue holds more than
+        ``PULSE_BACKLOG_BOUND`` messages waiting (their work would be stale when a worker took
+        it). For checks and polls; never for escalations.
     """
 
     name: str
@@ -88,6 +99,7 @@ class Schedule:
     prepare: Callable[[datetime], object] | None = None
     batch: Callable[[Sequence[Claimed]], dramatiq.Message] | None = None
     gather: timedelta = GATHER
+    bounded: bool = False
 
     @property
     def lookahead(self) -> timedelta:
@@ -207,6 +219,7 @@ class Turns:
 
 class Publisher(Protocol):
     def publish(self, messages: Sequence[dramatiq.Message]) -> None: ...
+    def waiting(self, queue_name: str) -> int: ...
     def idle(self) -> None: ...
     def close(self) -> None: ...
 
@@ -234,9 +247,13 @@ class Runner:
         self, schedule: Schedule, turns: Turns, stop: threading.Event, publisher: Publisher | None = None
     ) -> None:
         self.schedule, self.turns, self.stop = schedule, turns, stop
-        self.publisher = publisher if publisher is not None else BatchPublisher(get_settings())
+        settings = get_settings()
+        self.publisher = publisher if publisher is not None else BatchPublisher(settings)
+        self.bound = settings.backlog_bound if schedule.bounded else 0
         self.running = False  # whether the turn is this process's
-        self.sent = 0
+        self.sent = self.skipped = 0
+        self._backlog: tuple[float, bool] = (0.0, False)  # (when read, over the bound)
+        self._skipping_since = 0  # `skipped` when the loop began to skip
         self._next_prepare = 0.0
         self._failing_since: float | None = None
 
@@ -288,9 +305,33 @@ class Runner:
                     raise _StoppingError
                 now = utcnow()
                 batch = [row for row in claimed[position:] if row[1] <= now]
-                self.publisher.publish(schedule.messages(batch))
+                if self._backlogged():
+                    self.skipped += len(batch)
+                    slots_skipped(schedule.name, len(batch))
+                else:
+                    self.publisher.publish(schedule.messages(batch))
                 position += len(batch)
         return len(claimed)
+
+    def _backlogged(self) -> bool:
+        """Whether the loop's queue holds more than its bound of messages waiting (read every
+        `BACKLOG_EVERY`); one line when it goes over, one when it comes back under."""
+        read_at, over = self._backlog
+        if not self.bound or time.monotonic() - read_at < BACKLOG_EVERY:
+            return over
+        name = self.schedule.name
+        waiting = self.publisher.waiting(name)
+        if waiting > self.bound and not over:
+            self._skipping_since = self.skipped
+            logger.warning(
+                "%s loop: %d messages wait in %r, more than PULSE_BACKLOG_BOUND (%d): what comes due is "
+                "skipped, not sent, until fewer wait.", name, waiting, name, self.bound,
+            )  # fmt: skip
+        elif waiting <= self.bound and over:
+            logger.info("%s loop: %r is back under its bound: %d slot(s) skipped.", name, name,
+                        self.skipped - self._skipping_since)  # fmt: skip
+        self._backlog = (time.monotonic(), waiting > self.bound)
+        return self._backlog[1]
 
     def _turn(self) -> bool:
         held = self.turns.take(self.schedule.name)

@@ -359,6 +359,14 @@ class BatchPublisher:
             self.channel.tx_select()
         return self.channel
 
+    def waiting(self, queue_name: str) -> int:
+        """How many messages wait in ``queue_name``, ready for a consumer (not those being processed)."""
+        try:
+            return int(self._open().queue_declare(queue=queue_name, passive=True).method.message_count)
+        except pika.exceptions.AMQPError:
+            self.close()
+            raise
+
     def idle(self) -> None:
         """Answer RabbitMQ's heartbeats while nothing is published (a loop may send nothing for
         hours, and RabbitMQ closes a connection silent for two heartbeats); a connection that

@@ -12,5 +12,6 @@ POLLS = loop.declare(
         next_due=due.next_due,
         message=lambda query_id, slot: poll.message(query_id, slot.isoformat()),
         prepare=due.start_new,
+        bounded=True,
     )
 )

@@ -20,5 +20,6 @@ UPTIME = loop.declare(
         # of about 10 (two a gather) instead of 5, which took 2,000 checks every 20 s from 3.3-3.6
         # to 2.4-2.6 ms of CPU each (p99 start lag 63 -> 215-218 ms).
         gather=timedelta(milliseconds=200),
+        bounded=True,
     )
 )

@@ -12,7 +12,7 @@ import pika.exceptions
 import psycopg
 import pytest
 
-from pulse import loop
+from pulse import loop, queues
 from pulse.db import db
 from pulse.rabbitmq import BatchPublisher
 from tests.support.wait import wait_for
@@ -36,14 +36,18 @@ class Publisher:
     """Stands in for `BatchPublisher`: records each transaction's messages and when it was sent,
     after ``failures`` failed transactions."""
 
-    def __init__(self, failures=0):
-        self.sent, self.failures, self.closed = [], failures, 0
+    def __init__(self, failures=0, waiting=0):
+        self.sent, self.failures, self.closed, self.waiting_now, self.asked = [], failures, 0, waiting, 0
 
     def publish(self, messages):
         if self.failures:
             self.failures -= 1
             raise pika.exceptions.StreamLostError("RabbitMQ is away")
         self.sent.append((loop.utcnow(), list(messages)))
+
+    def waiting(self, queue_name):
+        self.asked += 1
+        return self.waiting_now
 
     def idle(self):
         pass
@@ -52,7 +56,7 @@ class Publisher:
         self.closed += 1
 
 
-def claiming(name, rows=()):
+def claiming(name, rows=(), bounded=False):
     """A loop that claims ``rows`` (key, due) at each claim, recording the claims made."""
     claims = []
 
@@ -60,7 +64,9 @@ def claiming(name, rows=()):
         claims.append(horizon)
         return list(rows)
 
-    schedule = loop.Schedule(name=name, claim=claim, next_due=lambda: None, message=lambda key, due: key)
+    schedule = loop.Schedule(
+        name=name, claim=claim, next_due=lambda: None, message=lambda key, due: key, bounded=bounded
+    )
     return schedule, claims
 
 
@@ -196,5 +202,47 @@ def test_an_idle_publisher_keeps_its_connection_by_answering_heartbeats(settings
         else:
             with pytest.raises(pika.exceptions.AMQPError):
                 publisher.publish([message])
+    finally:
+        publisher.close()
+
+
+def test_a_bounded_loop_skips_what_comes_due_while_its_queue_is_over_the_bound(turns, caplog, monkeypatch):
+    monkeypatch.setattr(loop, "BACKLOG_EVERY", 0)
+    caplog.set_level(logging.INFO, logger="pulse.loop")
+    now = loop.utcnow()
+    schedule, claims = claiming("uptime", [(1, now), (2, now)], bounded=True)
+    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher(waiting=11))
+    runner.bound = 10
+
+    runner.claim_and_send()
+    runner.claim_and_send()
+    publisher.waiting_now = 10  # the workers caught up
+    runner.claim_and_send()
+
+    assert len(claims) == 3 and [keys for _, keys in publisher.sent] == [[1, 2]]  # the first two skipped
+    assert runner.skipped == 4 and runner.sent == 0
+    warned = "uptime loop: 11 messages wait in 'uptime', more than PULSE_BACKLOG_BOUND (10): what comes due is"
+    assert caplog.text.count(warned) == 1
+    assert "uptime loop: 'uptime' is back under its bound: 4 slot(s) skipped." in caplog.text
+
+
+def test_a_loop_that_is_not_bounded_never_asks_how_much_waits(turns):
+    now = loop.utcnow()
+    schedule, _ = claiming("oncall", [(1, now)])
+    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher(waiting=1_000_000))
+
+    runner.claim_and_send()
+
+    assert publisher.asked == 0 and [keys for _, keys in publisher.sent] == [[1]]
+
+
+def test_a_publisher_reads_how_many_messages_wait_in_a_queue(settings, rabbit):
+    queues.declare(settings)
+    publisher = BatchPublisher(settings)
+    message = dramatiq.Message(queue_name="cleanup", actor_name="noop", args=(), kwargs={}, options={})
+    try:
+        assert publisher.waiting("cleanup") == 0
+        publisher.publish([message] * 3)
+        assert publisher.waiting("cleanup") == 3
     finally:
         publisher.close()

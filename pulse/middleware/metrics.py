@@ -96,9 +96,15 @@ class Metrics(Prometheus):
         self.dead = prom.Counter(
             "worker_task_dlq", "Messages dead-lettered after their last attempt.", ["task_name"], registry=registry
         )
-        global _deleted
+        global _deleted, _skipped
         _deleted = prom.Counter(
             "cleanup_rows_deleted", "Rows the cleanup deleted, by table.", ["table"], registry=registry
+        )
+        _skipped = prom.Counter(
+            "loop_slots_skipped",
+            "Slots a loop claimed but did not send, its queue over PULSE_BACKLOG_BOUND, by loop.",
+            ["loop"],
+            registry=registry,
         )
         self.booted = True
 
@@ -172,12 +178,19 @@ class Metrics(Prometheus):
 
 
 _deleted: Any = None  # cleanup_rows_deleted_total, once a worker process has booted
+_skipped: Any = None  # loop_slots_skipped_total, likewise
 
 
 def rows_deleted(table: str, rows: int) -> None:
     """Count rows the cleanup deleted from ``table`` (in a worker process; elsewhere, nothing)."""
     if _deleted is not None:
         _deleted.labels(table).inc(rows)
+
+
+def slots_skipped(loop: str, slots: int) -> None:
+    """Count slots ``loop`` skipped (in a worker process; elsewhere, nothing)."""
+    if _skipped is not None:
+        _skipped.labels(loop).inc(slots)
 
 
 class QueueDepth:

@@ -251,7 +251,7 @@ class Runner:
         self.publisher = publisher if publisher is not None else BatchPublisher(settings)
         self.bound = settings.backlog_bound if schedule.bounded else 0
         self.running = False  # whether the turn is this process's
-        self.sent = self.skipped = 0
+        self.sent = self.skipped = 0  # claimed rows sent, and skipped
         self._backlog: tuple[float, bool] = (0.0, False)  # (when read, over the bound)
         self._skipping_since = 0  # `skipped` when the loop began to skip
         self._next_prepare = 0.0
@@ -276,7 +276,7 @@ class Runner:
                 if self.schedule.prepare is not None and time.monotonic() >= self._next_prepare:
                     self.schedule.prepare(utcnow())
                     self._next_prepare = time.monotonic() + PREPARE_EVERY
-                self.sent += self.claim_and_send()
+                self.claim_and_send()
                 self.publisher.idle()
                 wait = self._until_next_due()
         except _StoppingError:
@@ -310,6 +310,7 @@ class Runner:
                     slots_skipped(schedule.name, len(batch))
                 else:
                     self.publisher.publish(schedule.messages(batch))
+                    self.sent += len(batch)
                 position += len(batch)
         return len(claimed)
 
@@ -363,5 +364,6 @@ class Runner:
             db.close()
         if self.running:
             self.turns.give_up(self.schedule.name)
-            logger.info("%s loop: stopped in this process, %d message(s) sent.", self.schedule.name, self.sent)
+            name = self.schedule.name
+            logger.info("%s loop: stopped in this process, %d slot(s) sent, %d skipped.", name, self.sent, self.skipped)
         self.running = False

@@ -43,6 +43,9 @@ def test_one_worker_thread_checks_polls_notifies_and_escalates_on_time(
     webhook_channel(api.organization, vendors)
     with NewRelic() as newrelic:
         newrelic_queries(api.organization, newrelic, 1, interval_seconds=15)
+        later = utcnow() + timedelta(days=1)  # not due, nor given a first slot of the loop's, until set below
+        Component.update(next_check_at=later).where(Component.id == api.id).execute()
+        MetricsQuery.update(next_poll_at=later).execute()
         worker = workers(threads=1, env=provider_env)
         schedulers()
         # The first slots are set once the worker is ready: a slow start must not make them late.

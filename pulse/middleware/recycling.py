@@ -102,7 +102,7 @@ class Recycling(dramatiq.Middleware):
         with self.counting:
             self.processed += 1
             processed = self.processed
-        if self.max_messages and processed >= self.max_messages:
+        if processed == self.max_messages:  # one message crosses it, however many threads finish at once
             why = f"processed {processed} messages (PULSE_MAX_MESSAGES_PER_PROCESS={self.max_messages})"
             self.reload(logging.INFO, why, self.resident())
         elif self.max_memory and (resident := self.resident()) > self.max_memory * MIB:

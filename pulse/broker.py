@@ -6,16 +6,21 @@ quorum queues and urgent messages ahead of routine ones, and Pulse's middleware.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import dramatiq
+import pika.exceptions
 from dramatiq.brokers.rabbitmq import RabbitmqBroker, _RabbitmqConsumer
 from dramatiq.brokers.stub import StubBroker
+from dramatiq.errors import ConnectionClosed
 from dramatiq.middleware import CurrentMessage
 from periodiq import PeriodiqMiddleware
 
+from pulse import pause
 from pulse.config import Settings, get_settings
 from pulse.encoder import Encoder
+from pulse.middleware.beat import Beat
 from pulse.middleware.database import Database
 from pulse.middleware.dead_letters import DeadLetters
 from pulse.middleware.lifecycle import Lifecycle
@@ -27,20 +32,52 @@ from pulse.middleware.recycling import Recycling
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
 from pulse.middleware.watchdog import Watchdog
-from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, amqp_url, arguments, queue_names, routed, xq
+from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, URGENT, amqp_url, arguments, queue_names, routed, xq
 
 __all__ = ["QUEUES", "PulseBroker", "build_broker", "setup_broker"]
+
+logger = logging.getLogger(__name__)
 
 
 class PulseConsumer(_RabbitmqConsumer):
     """dramatiq's RabbitMQ consumer, marking each message with the connection it came on (for
-    `pulse.middleware.orphans.Orphans`)."""
+    `pulse.middleware.orphans.Orphans`), and taking none while its queue is paused (`pulse.pause`).
+
+    A paused consumer cancels its subscription: RabbitMQ takes back at once what it had sent but
+    dramatiq had not taken, and sends nothing more. The connection stays open and keeps being
+    served, so the messages already in the process finish and are acked as usual (none runs
+    twice) and heartbeats go on. On resume, it subscribes again.
+    """
+
+    def __init__(self, broker: Any, queue_name: str, prefetch: int, timeout: int) -> None:
+        super().__init__(broker, queue_name, prefetch, timeout)
+        self.timeout = timeout / 1000
 
     def __next__(self) -> Any:
+        try:
+            if pause.is_paused(self.queue_name):
+                return self._paused()
+            if self.iterator is None:
+                self.iterator = self.channel.consume(self.queue_name, inactivity_timeout=self.timeout)
+                logger.info("%s resumed: this process takes its messages again.", self.queue_name)
+        except (pika.exceptions.AMQPConnectionError, pika.exceptions.AMQPChannelError) as e:
+            raise ConnectionClosed(e) from None
         message = super().__next__()
         if message is not None:
             message.connection = self.connection
         return message
+
+    def _paused(self) -> None:
+        if self.iterator is not None:
+            self.channel.cancel()
+            self.iterator = None
+            logger.info(
+                "%s paused: this process takes none of its messages until `pulse queues resume %s`; "
+                "those it holds finish.",
+                self.queue_name,
+                self.queue_name.removesuffix(URGENT),
+            )
+        self.connection.process_data_events(time_limit=self.timeout)  # acks of those in flight, heartbeats
 
 
 class PulseBroker(RabbitmqBroker):
@@ -94,6 +131,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
             max_messages=settings.max_messages_per_process,
             max_memory=settings.max_memory_per_process,
         ),
+        Beat(settings=settings),
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),

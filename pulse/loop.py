@@ -22,7 +22,9 @@ holds more than ``PULSE_BACKLOG_BOUND`` messages waiting (`Schedule.bounded`). A
 wait behind such a backlog is worth less than the next one, which comes one interval later; a
 backlog that grew without bound would end in RabbitMQ's memory alarm, which blocks every publisher,
 notifications included. Skipped slots are counted (``loop_slots_skipped_total``) and leave no row:
-uptime counts them neither up nor down.
+uptime counts them neither up nor down. A loop whose queue an operator paused (`pulse.pause`)
+claims nothing: when the queue resumes, each row's latest slot is sent, once (one check per
+component however long the pause; the slots between are skipped), as after a stop of every worker.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import peewee
 import pika.exceptions
 import psycopg
 
+from pulse import pause
 from pulse.config import get_settings
 from pulse.db import CONNECT_TIMEOUT, db
 from pulse.middleware.metrics import slots_skipped
@@ -254,6 +257,7 @@ class Runner:
         self.sent = self.skipped = 0  # claimed rows sent, and skipped
         self._backlog: tuple[float, bool] = (0.0, False)  # (when read, over the bound)
         self._skipping_since = 0  # `skipped` when the loop began to skip
+        self._was_paused = False
         self._next_prepare = 0.0
         self._failing_since: float | None = None
 
@@ -270,7 +274,7 @@ class Runner:
         """Take the loop's turn if it is free and, holding it, claim and send what is due.
         Returns the seconds to wait before the next step."""
         try:
-            if not self._turn():
+            if not self._turn() or self._paused():
                 wait = TAKE_EVERY
             else:
                 if self.schedule.prepare is not None and time.monotonic() >= self._next_prepare:
@@ -313,6 +317,17 @@ class Runner:
                     self.sent += len(batch)
                 position += len(batch)
         return len(claimed)
+
+    def _paused(self) -> bool:
+        """Whether the loop's queue is paused (`pulse.pause`); one line when that starts, one when it ends."""
+        paused, name = pause.is_paused(self.schedule.name), self.schedule.name
+        if paused != self._was_paused:
+            if paused:
+                logger.info("%s loop: %r is paused: nothing is claimed or sent until it resumes.", name, name)
+            else:
+                logger.info("%s loop: %r resumed: each row's latest slot due is sent now.", name, name)
+            self._was_paused = paused
+        return paused
 
     def _backlogged(self) -> bool:
         """Whether the loop's queue holds more than its bound of messages waiting (read every

@@ -133,6 +133,7 @@ class QueueCounts:
     # filled in by `pulse queues`); None: no run here.
     completed: int | None = None  # messages that succeeded
     failed: int | None = None  # failed attempts
+    paused: bool | None = None  # by `pulse queues pause` (filled in by `pulse queues`); None: unknown
 
 
 @contextlib.contextmanager

@@ -33,6 +33,7 @@ POOL = 10  # connections the test process may hold at once (tests run a few thre
 
 TABLES = (
     "test_attempt",
+    "paused_queue",
     "cleanup_run",
     "rollup_state",
     "component_rollup",

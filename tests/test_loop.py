@@ -12,7 +12,7 @@ import pika.exceptions
 import psycopg
 import pytest
 
-from pulse import loop, queues
+from pulse import loop, pause, queues
 from pulse.db import db
 from pulse.rabbitmq import BatchPublisher
 from tests.support.wait import wait_for
@@ -246,3 +246,20 @@ def test_a_publisher_reads_how_many_messages_wait_in_a_queue(settings, rabbit):
         assert publisher.waiting("cleanup") == 3
     finally:
         publisher.close()
+
+
+def test_a_loop_whose_queue_is_paused_claims_nothing_until_it_resumes(turns, caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="pulse.loop")
+    now = loop.utcnow()
+    schedule, claims = claiming("oncall", [(1, now)])
+    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher())
+
+    monkeypatch.setattr(pause, "paused", frozenset({"oncall"}))
+    assert runner.step() == loop.TAKE_EVERY and runner.step() == loop.TAKE_EVERY
+    assert claims == [] and publisher.sent == []  # the escalation waits: nothing claimed, so nothing lost
+    monkeypatch.setattr(pause, "paused", frozenset({"uptime"}))  # another queue's pause changes nothing here
+    runner.step()
+
+    assert len(claims) == 1 and [keys for _, keys in publisher.sent] == [[1]]
+    assert caplog.text.count("oncall loop: 'oncall' is paused: nothing is claimed or sent until it resumes.") == 1
+    assert caplog.text.count("oncall loop: 'oncall' resumed: each row's latest slot due is sent now.") == 1

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from pulse.cli.output import echo, print_json, print_table, settings
+from pulse.cli.output import echo, fail, print_json, print_table, settings
+
+YES_NO: dict[bool | None, str | None] = {True: "yes", False: "no", None: None}
 
 
 @click.command()
@@ -27,15 +29,25 @@ def migrate() -> None:
 @click.pass_context
 def queues(ctx: click.Context, as_json: bool) -> None:
     """Each queue's type; its ready, unacked, delayed and dead-letter counts; the messages the workers
-    running here completed and the attempts they failed, since they started."""
+    running here completed and the attempts they failed, since they started; whether it is paused."""
     if ctx.invoked_subcommand is not None:
         return
+    import peewee
+
+    from pulse import pause
     from pulse.rabbitmq import queue_counts, queue_names
     from pulse.runs import Processed, processed
 
     current = settings()
     rows, note = queue_counts(current, queue_names(current.queue_type))
     notes = [note] if note else []
+    try:
+        paused: frozenset[str] | None = pause.read()
+    except peewee.DatabaseError as e:
+        paused = None
+        notes.append(f"database unavailable ({type(e).__name__}): paused queues unknown")
+    for row in rows:
+        row.paused = None if paused is None else row.queue in paused
     done = processed(current.metrics_dir)
     if done is None:
         notes.append("no worker runs on this host: completed and failed counts unknown")
@@ -48,8 +60,22 @@ def queues(ctx: click.Context, as_json: bool) -> None:
         print_json({"queue_type": current.queue_type, "queues": listed, "note": "; ".join(notes) or None})
         return
     print_table(
-        ["queue", "type", "ready", "unacked", "completed", "failed", "delayed", "dead", "consumers"],
-        [[r.queue, r.type, r.ready, r.unacked, r.completed, r.failed, r.delayed, r.dead, r.consumers] for r in rows],
+        ["queue", "type", "ready", "unacked", "completed", "failed", "delayed", "dead", "consumers", "paused"],
+        [
+            [
+                r.queue,
+                r.type,
+                r.ready,
+                r.unacked,
+                r.completed,
+                r.failed,
+                r.delayed,
+                r.dead,
+                r.consumers,
+                YES_NO[r.paused],
+            ]
+            for r in rows
+        ],
     )
     mismatched = [r.queue for r in rows if r.type not in (None, current.queue_type)]
     if mismatched:
@@ -79,13 +105,43 @@ def queues_migrate(yes: bool) -> None:
     echo(f"every queue is {current.queue_type}: {len(moved)} migrated, {sum(moved.values())} message(s) moved")
 
 
+@queues.command("pause")
+@click.argument("queue")
+def queues_pause(queue: str) -> None:
+    """Stop every worker taking messages from QUEUE (those in flight finish), until `pulse queues resume`."""
+    from pulse import pause
+
+    settings()
+    try:
+        changed = pause.pause(queue)
+    except ValueError as e:
+        fail(str(e), 2)
+    echo(f"{queue}: {'paused' if changed else 'was paused already'}; workers stop taking its messages within 2 s")
+
+
+@queues.command("resume")
+@click.argument("queue")
+def queues_resume(queue: str) -> None:
+    """Let the workers take messages from QUEUE again."""
+    from pulse import pause
+
+    settings()
+    try:
+        changed = pause.resume(queue)
+    except ValueError as e:
+        fail(str(e), 2)
+    echo(f"{queue}: {'resumed' if changed else 'was not paused'}; workers take its messages again within 2 s")
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def health(as_json: bool) -> None:
-    """Exit 0 when the broker, the database and the scheduler heartbeat are fine, 1 otherwise."""
+@click.option("--worker", is_flag=True, help="Fail when no worker process runs here (a worker's container).")
+def health(as_json: bool, worker: bool) -> None:
+    """Exit 0 when the broker, the database, the scheduler heartbeat and the worker processes
+    running here are fine, 1 otherwise."""
     from pulse.health import probe_all
 
-    probes = probe_all(settings())
+    probes = probe_all(settings(), worker=worker)
     healthy = all(p.ok for p in probes)
     if as_json:
         print_json({"healthy": healthy, "checks": [vars(p) for p in probes]})

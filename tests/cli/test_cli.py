@@ -61,8 +61,10 @@ def test_health_names_what_is_wrong(database, rabbit):
         ("broker", True),
         ("database", True),
         ("scheduler", False),
+        ("workers", True),
     ]
     assert "no scheduler heartbeat yet" in report["checks"][2]["detail"]
+    assert report["checks"][3]["detail"] == "no worker runs here"
 
     down = pulse("health", PULSE_BROKER_URL="amqp://guest:secret@127.0.0.1:1/x")
     assert down.returncode == 1
@@ -123,8 +125,9 @@ def test_queues_lists_every_queue(database, rabbit, tmp_path):
         "delayed",
         "dead",
         "consumers",
+        "paused",
     }
-    assert {(row["completed"], row["failed"]) for row in rows.values()} == {(None, None)}
+    assert {(row["completed"], row["failed"], row["paused"]) for row in rows.values()} == {(None, None, False)}
     assert listed["note"] == "no worker runs on this host: completed and failed counts unknown"
 
 

@@ -92,5 +92,6 @@ def test_only_pulses_queues_can_be_paused(database):
     unknown = pulse("queues", "pause", "nope")
     assert unknown.returncode == 2
     assert unknown.stderr == (
-        "pulse: no queue 'nope': Pulse's queues are uptime, metrics, notifications, oncall, cleanup, calculated-metrics\n"
+        "pulse: no queue 'nope': Pulse's queues are "
+        "uptime, metrics, notifications, oncall, cleanup, calculated-metrics\n"
     )

@@ -12,9 +12,10 @@ from pulse.db import db, setup_database
 
 
 class Database(dramatiq.Middleware):
-    """Sizes the pool at boot to the worker's threads and a connection for each loop the process
-    may run (`pulse.middleware.loops`), and returns each thread's connection when its message is
-    done, whatever the outcome. A message that never queries takes no connection.
+    """Sizes the pool at boot to the worker's threads, a connection for each loop the process may
+    run (`pulse.middleware.loops`) and one for its beat (`pulse.middleware.beat`), and returns
+    each thread's connection when its message is done, whatever the outcome. A message that never
+    queries takes no connection.
 
     Parameters:
       settings(Settings): where the database is.
@@ -24,7 +25,7 @@ class Database(dramatiq.Middleware):
         self.settings = settings
 
     def before_worker_boot(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
-        setup_database(self.settings, max_connections=worker.worker_threads + len(loop.LOOPS))
+        setup_database(self.settings, max_connections=worker.worker_threads + len(loop.LOOPS) + 1)
 
     def after_process_message(
         self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None

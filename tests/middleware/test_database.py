@@ -20,7 +20,7 @@ def test_each_message_returns_its_connection_to_the_pool(stub_broker, stub_worke
     run(stub_broker, stub_worker)
 
     pool = db.obj
-    assert pool._max_connections == stub_worker.worker_threads + len(loop.LOOPS)  # its threads, and its loops'
+    assert pool._max_connections == stub_worker.worker_threads + len(loop.LOOPS) + 1  # threads, loops, beat
     assert pool._in_use == {}  # every connection is back in the pool
     assert 1 <= len(pool._connections) <= stub_worker.worker_threads
     assert Organization.select().count() == 5

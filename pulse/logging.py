@@ -1,6 +1,6 @@
 """JSON log lines: ``level`` (``info``), ``time`` (UTC, ``2026-12-04T14:00:00.123Z``), ``logger``,
 ``msg``, and while a message is processed ``worker`` (its queue), ``jobId`` (its message id),
-``organizationId`` and ``componentId``.
+``organizationId`` and ``componentId`` (``componentIds`` for a batch of checks).
 
 The log-context middleware fills the context per message; an actor that learns more (the
 organization of the component it loaded) adds it with `bind`.
@@ -36,6 +36,11 @@ def start(fields: dict[str, Any]) -> None:
 
 def clear() -> None:
     _context.fields = None
+
+
+def current() -> dict[str, Any]:
+    """The log context of the current thread (empty outside a message)."""
+    return getattr(_context, "fields", None) or {}
 
 
 class ContextFilter(logging.Filter):

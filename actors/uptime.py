@@ -41,10 +41,12 @@ def check(component_id: int, scheduled_at: str) -> None:
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
 def checks(batch: list[list]) -> None:
-    """Check each ``[component_id, scheduled_at]`` of ``batch`` at once and record the outcomes."""
+    """Check each ``[component_id, scheduled_at]`` of ``batch`` at once and record the outcomes.
+    Its log lines carry the ``componentIds`` of the batch."""
     pairs = isinstance(batch, list) and all(isinstance(item, list) and len(item) == 2 for item in batch)
     if not pairs or not all(isinstance(component_id, int) for component_id, _ in batch):
         raise PermanentError("batch is not a list of [component_id, scheduled_at] pairs")
+    pulse_logging.bind(componentIds=[component_id for component_id, _ in batch])
     _check_all([(component_id, _slot(scheduled_at)) for component_id, scheduled_at in batch])
 
 

@@ -1,5 +1,6 @@
-"""JSON log lines: ``level``, ``time``, ``logger``, ``msg``, and while a message is processed
-``worker`` (its queue), ``jobId`` (its message id), ``organizationId`` and ``componentId``.
+"""JSON log lines: ``level`` (``info``), ``time`` (UTC, ``2026-12-04T14:00:00.123Z``), ``logger``,
+``msg``, and while a message is processed ``worker`` (its queue), ``jobId`` (its message id),
+``organizationId`` and ``componentId`` (``componentIds`` for a batch of checks).
 
 The log-context middleware fills the context per message; an actor that learns more (the
 organization of the component it loaded) adds it with `bind`.
@@ -35,6 +36,11 @@ def start(fields: dict[str, Any]) -> None:
 
 def clear() -> None:
     _context.fields = None
+
+
+def current() -> dict[str, Any]:
+    """The log context of the current thread (empty outside a message)."""
+    return getattr(_context, "fields", None) or {}
 
 
 class ContextFilter(logging.Filter):
@@ -74,14 +80,20 @@ class ConnectionLoss(logging.Filter):
 
 
 class Formatter(JsonFormatter):
+    """One JSON object a line, in the common spellings: ``"level": "info"`` and UTC times ending in ``Z``."""
+
     def __init__(self) -> None:
         super().__init__(
             "%(levelname)s %(asctime)s %(name)s %(message)s",
             rename_fields={"levelname": "level", "asctime": "time", "name": "logger", "message": "msg"},
         )
 
+    def add_fields(self, log_record: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
+        super().add_fields(log_record, record, message_dict)
+        log_record["level"] = record.levelname.lower()
+
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
-        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+        return datetime.fromtimestamp(record.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{record.msecs:03.0f}Z"
 
 
 def configure(level: str) -> None:

@@ -119,7 +119,7 @@ def test_a_queue_of_another_type_stops_workers_and_scheduler_with_the_way_to_mig
 
     worker = WorkerProcess(processes=2, env=env)
     assert worker.process.wait(60) == 2
-    errors = [json.loads(line) for line in worker.lines if line.startswith("{") and '"ERROR"' in line]
+    errors = [json.loads(line) for line in worker.lines if line.startswith("{") and '"level": "error"' in line]
     assert errors and all("pulse queues migrate" in e["msg"] for e in errors), worker.output
     assert "queue 'uptime' exists in RabbitMQ with other arguments than PULSE_QUEUE_TYPE=quorum" in errors[0]["msg"]
     assert "Traceback" not in worker.output

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import dramatiq
 
+from pulse import logging as pulse_logging
 from pulse.config import Settings, get_settings
 from pulse.runs import remove_dead_processes, remove_stale_directories, run_directory
 
@@ -50,7 +51,7 @@ class Metrics(Prometheus):
 
     The per-message hooks are dramatiq's, rewritten to label each series once rather than on every
     message. It counts only in processes booted by ``dramatiq`` (with a multiprocess directory); elsewhere
-    (the scheduler, the CLI, tests on a StubBroker) its hooks do nothing.
+    (the scheduler, the CLI, tests on a StubBroker) its hooks only time each message, for its log line.
 
     Parameters:
       settings(Settings): gives the metrics directory.
@@ -123,21 +124,22 @@ class Metrics(Prometheus):
         return series
 
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
+        message_id = message.message_id
+        self.started[message_id] = time.perf_counter()  # for the completed line too (`LogContext`)
         if not self.booted:
             return
-        message_id = message.message_id
         if message_id in self.delayed_messages:
             self.delayed_messages.remove(message_id)
             self.inprogress_delayed_messages.labels(message.queue_name, message.actor_name).dec()
         self._series(message).inprogress.inc()
-        self.started[message_id] = time.perf_counter()
 
     def after_process_message(
         self, broker: dramatiq.Broker, message: Any, *, result: Any = None, exception: BaseException | None = None
     ) -> None:
+        elapsed = self._elapsed(message)
         if not self.booted:
             return
-        series = self._finish(message)
+        series = self._finish(message, elapsed)
         if exception is None:
             series.successes.inc()
         else:
@@ -145,15 +147,24 @@ class Metrics(Prometheus):
             self.failures.labels(message.actor_name, message.queue_name, type(exception).__name__).inc()
 
     def after_skip_message(self, broker: dramatiq.Broker, message: Any, **_: Any) -> None:
+        elapsed = self._elapsed(message)
         if self.booted:
-            self._finish(message)
+            self._finish(message, elapsed)
 
-    def _finish(self, message: Any) -> _Series:
+    def _elapsed(self, message: Any) -> float | None:
+        """Seconds since ``message`` began; its log context gets them as ``durationMs``, for the
+        completed line `LogContext` writes next."""
+        started = self.started.pop(message.message_id, None)
+        if started is None:
+            return None
+        elapsed = time.perf_counter() - started
+        pulse_logging.bind(durationMs=round(elapsed * 1000))
+        return elapsed
+
+    def _finish(self, message: Any, elapsed: float | None) -> _Series:
         series = self._series(message)
         series.total.inc()
-        started = self.started.pop(message.message_id, None)
-        if started is not None:
-            elapsed = time.perf_counter() - started
+        if elapsed is not None:
             series.inprogress.dec()
             series.durations.observe(elapsed * 1000)
             series.processing.observe(elapsed)

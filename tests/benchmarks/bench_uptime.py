@@ -20,6 +20,9 @@ real sites; conditions ``[STATUS] < 400`` and ``[RESPONSE_TIME] < 1000``): dupli
 then not counted (they are counted at the benchmark's own target only), and the baseline times
 plain `requests` against that URL.
 
+With ``--logs FILE`` the workers log at INFO into FILE (a line per completed message among them)
+rather than at WARNING to nowhere: run it with and without, back to back, for what the lines cost.
+
 With ``--cluster N`` it starts a RabbitMQ cluster of N nodes of its own (tests/support/cluster.py:
 ports 5781 and up, the system's node untouched), runs Pulse on it with quorum queues, and counts
 the CPU of those N nodes as RabbitMQ's.
@@ -114,8 +117,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--cluster", type=int, default=0, metavar="N", help="on a RabbitMQ cluster of N nodes")
     parser.add_argument("--url", help="check this target (a local nginx, say) instead of the benchmark's own")
+    parser.add_argument("--logs", metavar="FILE", help="the workers log at INFO into FILE")
     args = parser.parse_args()
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+    if args.logs:
+        env["PULSE_LOG_LEVEL"] = "INFO"
     with Cluster(size=args.cluster) if args.cluster else contextlib.nullcontext() as cluster:
         if cluster:
             env.update(PULSE_BROKER_URL=",".join(cluster.urls()), PULSE_QUEUE_TYPE="quorum")
@@ -135,7 +141,8 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
     first = datetime.now(UTC) + boot
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
         create_components(conn, args.components, args.interval, url, first, OWN if target else OTHER)
-    workers, scheduler = start_pulse(env, args.processes, args.threads)
+    log = open(args.logs, "w") if args.logs else None  # closed once the workers stop
+    workers, scheduler = start_pulse(env, args.processes, args.threads, log=log)
     try:
         start = first + timedelta(seconds=args.interval + 15)  # warm-up: one interval, and a tick or so
         end = start + timedelta(minutes=args.minutes)
@@ -150,6 +157,8 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         scheduler.wait(30)
     finally:
         stop_pulse(workers, scheduler)
+        if log:
+            log.close()
         answered = stop_target(target) if target else None
 
     with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
@@ -181,7 +190,7 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
     print(
         f"\n{args.components} components every {args.interval} s for {args.minutes:g} min, "
         f"{args.processes} worker processes x {args.threads} threads, RabbitMQ {broker}, "
-        f"{env.get('PULSE_QUEUE_TYPE', 'classic')} queues"
+        f"{env.get('PULSE_QUEUE_TYPE', 'classic')} queues, workers log at {env['PULSE_LOG_LEVEL']}"
     )
     print(f"checks/s          : {checks / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
     print(

@@ -10,6 +10,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import requests
@@ -124,10 +125,10 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def start_pulse(
-    env: dict[str, str], processes: int, threads: int, queues: tuple[str, ...] = ()
+    env: dict[str, str], processes: int, threads: int, queues: tuple[str, ...] = (), log: Any = None
 ) -> tuple[subprocess.Popen, subprocess.Popen]:
     """`dramatiq pulse.actors` (on ``queues`` only, when given) and `periodiq pulse.actors` with
-    ``env``, quiet, each in a session of its own."""
+    ``env``, quiet (the workers' log lines into ``log``, a file, when given), each in a session of its own."""
     quiet: dict = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": ROOT, "env": env}
     only = ["-Q", *queues] if queues else []
     workers = subprocess.Popen(
@@ -143,7 +144,7 @@ def start_pulse(
             str(threads),
         ],
         start_new_session=True,
-        **quiet,
+        **{**quiet, "stderr": log or subprocess.DEVNULL},
     )
     scheduler = subprocess.Popen(
         [sys.executable, "-c", "from periodiq import entrypoint; entrypoint()", "pulse.actors"],

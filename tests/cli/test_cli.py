@@ -216,4 +216,4 @@ def test_run_starts_workers_and_scheduler_and_a_signal_stops_both(stop, database
     output = "".join(lines)
     assert "Worker has been shut down." in output
     assert "Killing" not in output  # one signal each: a graceful stop
-    assert "Traceback" not in output and '"level": "ERROR"' not in output, output
+    assert "Traceback" not in output and '"level": "error"' not in output, output

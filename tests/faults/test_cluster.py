@@ -137,7 +137,9 @@ def test_a_cluster_losing_a_node_twice_loses_and_doubles_nothing(make_component,
             assert workers.process.poll() is None, workers.output[-3000:]
             for process in (workers, scheduler):  # expected failures are WARNING lines, no traceback
                 loud = [
-                    line for line in process.lines if "Traceback" in line or '"CRITICAL"' in line or '"ERROR"' in line
+                    line
+                    for line in process.lines
+                    if "Traceback" in line or '"level": "critical"' in line or '"level": "error"' in line
                 ]
                 assert not loud, "".join(loud)
             delivered = Counter(m.headers["x-pulse-delivery"] for m in vendors.attempts("webhook"))

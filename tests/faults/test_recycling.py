@@ -46,7 +46,8 @@ def metric_files_of_gone_processes(worker):
 def assert_quiet(output):
     """Each restart is asked for in one line, once, and nothing is stopped hard or crashes."""
     assert output.count(RECYCLING) == output.count(RESTARTS) >= 1, output
-    for sign in ("Traceback", "CRITICAL", "ERROR", "exited unexpectedly", "Killing worker process"):
+    loud = ("Traceback", "CRITICAL", "ERROR", '"level": "critical"', '"level": "error"')  # plain lines and JSON
+    for sign in (*loud, "exited unexpectedly", "Killing worker process"):
         assert sign not in output, output
 
 

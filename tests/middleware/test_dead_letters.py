@@ -46,6 +46,6 @@ def test_the_dead_letter_log_line_names_the_job(stub_broker, stub_worker, json_l
     run(stub_broker, stub_worker)
 
     [line] = [line for line in json_logs() if line["logger"] == "pulse.middleware.dead_letters"]
-    assert line["level"] == "ERROR"
+    assert line["level"] == "error"
     assert (line["worker"], line["jobId"]) == ("cleanup", message.message_id)
     assert line["msg"] == f"refuse() dead-lettered after 1 attempt(s): no (pulse dlq show {message.message_id})."

@@ -22,8 +22,8 @@ def test_logs_carry_the_queue_the_job_and_the_ids_it_concerns(stub_broker, stub_
 
     inside, outside = [line for line in json_logs() if line["logger"] == "pulse.test"]
     assert inside["msg"] == "checking"
-    assert inside["level"] == "WARNING"
-    assert inside["time"].endswith("+00:00")
+    assert inside["level"] == "warning"
+    assert inside["time"].endswith("Z") and len(inside["time"]) == len("2026-12-04T14:00:00.123Z")
     assert (inside["worker"], inside["jobId"]) == ("uptime", message.message_id)
     assert (inside["componentId"], inside["organizationId"]) == (42, 7)
     assert "jobId" not in outside and "worker" not in outside

@@ -27,9 +27,17 @@ def test_a_message_held_when_the_connection_closes_runs_once_after_redelivery(se
     assert Attempt.count("busy:start") == 2  # the message running then is run again: its effects must be guarded
     # The lost connection is one WARNING per consumer, saying what happens next; nothing louder.
     lost = [line for line in worker.lines if "RabbitMQ connection lost" in line]
-    assert lost and all('"WARNING"' in line and "reconnecting in 3 s" in line for line in lost)
-    assert not [line for line in worker.lines if '"ERROR"' in line or '"CRITICAL"' in line or "Traceback" in line]
+    assert lost and all('"level": "warning"' in line and "reconnecting in 3 s" in line for line in lost)
+    assert not [
+        line
+        for line in worker.lines
+        if '"level": "error"' in line or '"level": "critical"' in line or "Traceback" in line
+    ]
     # The lost connection is one WARNING per consumer, saying what happens next; nothing louder.
     lost = [line for line in worker.lines if "RabbitMQ connection lost" in line]
-    assert lost and all('"WARNING"' in line and "reconnecting in 3 s" in line for line in lost)
-    assert not [line for line in worker.lines if '"ERROR"' in line or '"CRITICAL"' in line or "Traceback" in line]
+    assert lost and all('"level": "warning"' in line and "reconnecting in 3 s" in line for line in lost)
+    assert not [
+        line
+        for line in worker.lines
+        if '"level": "error"' in line or '"level": "critical"' in line or "Traceback" in line
+    ]

@@ -68,7 +68,7 @@ def test_a_process_past_its_message_count_asks_for_a_restart_once_in_one_line(
 
     assert as_dramatiq_worker == [(os.getpid(), signal.SIGHUP)]
     lines = [line for line in json_logs() if line["logger"] == "pulse.middleware.recycling"]
-    assert [line["level"] for line in lines] == ["INFO"]
+    assert [line["level"] for line in lines] == ["info"]
     assert f"Recycling worker process {os.getpid()}: it processed 2 messages" in lines[0]["msg"]
     assert middleware.lock is not None  # held until this process exits (the fixture lets it go)
 
@@ -81,7 +81,7 @@ def test_a_ceiling_below_what_a_fresh_process_holds_turns_the_memory_limit_off(
 
     assert middleware.max_memory == 0
     [line] = [line for line in json_logs() if line["logger"] == "pulse.middleware.recycling"]
-    assert line["level"] == "WARNING" and "PULSE_MAX_MEMORY_PER_PROCESS=1 MiB is less than" in line["msg"]
+    assert line["level"] == "warning" and "PULSE_MAX_MEMORY_PER_PROCESS=1 MiB is less than" in line["msg"]
 
 
 def test_only_one_process_of_a_run_holds_the_reload_lock(settings):

@@ -76,8 +76,8 @@ def test_an_expected_failure_is_one_warning_per_attempt_and_one_error_at_the_end
     message = deliver.send(11)
     run(stub_broker, stub_worker)
 
-    lines = [(line["level"], line["msg"]) for line in json_logs() if line["level"] in ("WARNING", "ERROR")]
-    assert [level for level, _ in lines] == ["WARNING", "WARNING", "ERROR"], lines
+    lines = [(line["level"], line["msg"]) for line in json_logs() if line["level"] in ("warning", "error")]
+    assert [level for level, _ in lines] == ["warning", "warning", "error"], lines
     assert lines[0][1].startswith("deliver(11) attempt 1/3: Webhook: connection refused by 127.0.0.1; retrying in ")
     assert lines[1][1].startswith("deliver(11) attempt 2/3: Webhook: connection refused by 127.0.0.1; retrying in ")
     assert lines[2][1] == (
@@ -96,6 +96,6 @@ def test_an_unexpected_failure_keeps_its_traceback(stub_broker, stub_worker, jso
     run(stub_broker, stub_worker)
 
     [crash] = [line for line in json_logs() if "exc_info" in line]
-    assert "KeyError: 'missing'" in crash["exc_info"] and crash["level"] == "ERROR"
+    assert "KeyError: 'missing'" in crash["exc_info"] and crash["level"] == "error"
     [dead] = [line for line in json_logs() if line["logger"] == "pulse.middleware.dead_letters"]
     assert dead["msg"].startswith("buggy() dead-lettered after 1 attempt(s): KeyError: 'missing' (pulse dlq show ")

@@ -283,7 +283,7 @@ def test_the_pulse_user_has_the_documented_password_and_the_vhost():
     raw = base64.b64decode(user["password_hash"])
     salt, digest = raw[:4], raw[4:]
     assert digest == hashlib.sha256(salt + default_rabbitmq_password().encode()).digest()
-    assert default_rabbitmq_password() == "change-me"  # as the README and .env.example say
+    assert default_rabbitmq_password() == "change-me"  # as docs/operations.md and .env.example say
     assert definitions["vhosts"] == [{"name": "pulse"}]
     assert definitions["permissions"] == [
         {"user": "pulse", "vhost": "pulse", "configure": ".*", "write": ".*", "read": ".*"}

@@ -99,7 +99,7 @@ def test_a_worker_killed_mid_page_loses_and_doubles_no_page(database, rabbit, ve
     wait_for(lambda: sent() == ALERTS * LEVEL_1 - 1, "every other page", timeout=60)
     assert len(vendors.attempts("twilio")) == ALERTS  # the one held among them
     # Only the held page is in flight: a page the vendor accepted just before the kill, and not
-    # yet recorded, would be sent again (SMS has no idempotency key): the window the README names.
+    # yet recorded, would be sent again (SMS has no idempotency key): the window docs/notifications.md names.
     first.kill()
 
     workers(threads=8, env=provider_env)

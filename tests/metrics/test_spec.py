@@ -243,10 +243,9 @@ def test_a_bad_pingdom_metric_is_refused(database, change, problem):
     assert problem in str(refused.value) and "t0k3n" not in str(refused.value)
 
 
-def test_the_readmes_metrics_examples_load(monkeypatch):
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+def test_the_docs_metrics_examples_load(monkeypatch):
+    page = (Path(__file__).parents[2] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", page, re.DOTALL)
     for name in ("PROM_TOKEN", "DD_API_KEY", "DD_APP_KEY", "NEW_RELIC_USER_KEY", "GRAFANA_TOKEN", "PINGDOM_TOKEN"):
         monkeypatch.setenv(name, "s3cr3t-value")
     assert len(blocks) == 2

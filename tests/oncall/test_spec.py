@@ -287,10 +287,9 @@ def _at(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
-def test_the_readmes_on_call_example_loads_and_says_who_is_on_call():
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## On call\n", 1)[1].split("\n## ", 1)[0]
-    [block] = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+def test_the_docs_on_call_example_loads_and_says_who_is_on_call():
+    page = (Path(__file__).parents[2] / "docs" / "oncall.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"```yaml\n(.*?)```", page, re.DOTALL)
     indented = "".join(f"    {line}\n" for line in block.splitlines())
     [organization] = configfile.load("organizations:\n  - slug: acme\n    name: Acme\n" + indented).organizations
     primary = organization.schedules[0].schedule()

@@ -17,7 +17,6 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
-CONTEXT_FIELDS = ("worker", "jobId", "organizationId", "componentId")
 LOST = re.compile(r"connect|socket|stream", re.IGNORECASE)  # what pika says of a lost or refused connection
 
 _context = threading.local()

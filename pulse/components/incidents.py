@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from pulse.components.snapshot import Snapshot
 from pulse.models import Incident, IncidentUpdate
 from pulse.models.incident import INVESTIGATING, RESOLVED
-
-if TYPE_CHECKING:
-    from pulse.components.changes import Snapshot
 
 
 def open_automatic(component: Snapshot, impact: str, reason: str, now: datetime) -> Incident | None:

@@ -21,8 +21,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from pulse import configfile, rabbitmq
-from pulse.cli import run
+from pulse import configfile, processes, rabbitmq
 from pulse.config import Settings, redact
 from pulse.db import drop_database, setup_database
 from pulse.db import migrate as run_migrations
@@ -87,7 +86,7 @@ def run_demo(settings: Settings, threads: int) -> int:
             " yours are not touched.\n"
             "[bold]Ctrl-C[/] stops everything.\n"
         )
-        code = run.supervise(1, threads, env=env, watch=feed)
+        code = processes.supervise(1, threads, env=env, watch=feed)
     except KeyboardInterrupt:  # Ctrl-C before the workers started
         code = 130
     finally:

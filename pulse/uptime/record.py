@@ -17,6 +17,7 @@ from typing import Any
 
 from pulse.calculated import due
 from pulse.components import changes
+from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.net import Request
@@ -27,7 +28,7 @@ from pulse.uptime.check import Outcome
 class Loaded:
     """What a check needs of its component, read in one query before the request is made."""
 
-    component: changes.Snapshot
+    component: Snapshot
     checkable: bool  # an endpoint, not paused
     request: Request
     conditions: list[str]
@@ -38,7 +39,7 @@ class Loaded:
 
 # One row per (id, slot) pair of the arrays, numbered from 1 in their order; none for a deleted component.
 LOAD = f"""
-SELECT {changes.COLUMNS}, c.failure_threshold, c.success_threshold,
+SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
        c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.forward_headers, c.body, c.timeout_ms,
        c.conditions, c.extract, c.last_checked_at,
        EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot), s.n
@@ -65,7 +66,7 @@ def load_all(checks: Sequence[tuple[int, datetime]], *, lock: bool = False) -> l
 
 
 def _loaded(values: Sequence[Any]) -> Loaded:
-    snapshot = changes.Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
+    snapshot = Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
     checkable, method, url, headers, forward, body, timeout_ms, texts, extract, last_checked_at, recorded = values[11:]
     return Loaded(
         component=snapshot,

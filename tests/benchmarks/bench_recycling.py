@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from pulse.cli.run import DRAMATIQ
+from pulse.processes import DRAMATIQ
 from tests.benchmarks.measure import ROOT, environment, free_port, reset, tree
 
 NAME = "pulse_bench_recycling"

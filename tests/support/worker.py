@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from pulse.cli.run import DRAMATIQ
+from pulse.processes import DRAMATIQ
 from tests.support.env import ENV
 
 if TYPE_CHECKING:

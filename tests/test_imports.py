@@ -1,0 +1,73 @@
+"""Dependencies point one way: no module of Pulse imports, however indirectly, a module that
+imports it (deferred and type-checking imports count too; a package's own submodules importing
+the package they re-export from do not)."""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("pulse", "actors", "schedules")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            found[name] = path
+    return found
+
+
+def imports(found: dict[str, Path]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in found.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in found and t != name and not name.startswith(t + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The groups of modules that import each other (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in graph[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = set()
+            while True:
+                member = stack.pop()
+                group.add(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(group)
+
+    for module in list(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_imports_one_that_imports_it():
+    assert cycles(imports(modules())) == []
+
+
+def test_a_cycle_is_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 import dramatiq
 
 from pulse import events
 from pulse import logging as pulse_logging
 from pulse.calculated import due, record
-from pulse.errors import PermanentError
+from pulse.grid import parse_slot
 from pulse.models import utcnow
 
 logger = logging.getLogger(__name__)
@@ -21,10 +20,7 @@ def recalculate(calculated_metric_id: int, scheduled_at: str) -> None:
     """Evaluate one calculated metric with its inputs' latest values, for the time it came due
     (``scheduled_at``, ISO 8601: the evaluation's key), and record the outcome; then mark the
     metrics it feeds if what they read changed."""
-    try:
-        slot = datetime.fromisoformat(scheduled_at)
-    except (TypeError, ValueError):
-        raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
+    slot = parse_slot(scheduled_at)
     loaded = record.load(calculated_metric_id)
     if loaded is None:
         logger.info("Calculated metric %s is gone: evaluation skipped.", calculated_metric_id)

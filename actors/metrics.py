@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 
 import dramatiq
 from dramatiq.middleware import CurrentMessage
@@ -12,6 +11,7 @@ from pulse import events
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.errors import PermanentError, TransientError
+from pulse.grid import parse_slot
 from pulse.metrics import poll as polling
 from pulse.middleware.retries import last_attempt
 from pulse.net import AddressPolicy
@@ -35,10 +35,7 @@ def poll(metrics_query_id: int, scheduled_at: str) -> None:
     ("Prometheus unavailable"). Any other exception is a bug: retried like a transient failure,
     it shows as an internal error and, on the last attempt, records no data all the same.
     """
-    try:
-        slot = datetime.fromisoformat(scheduled_at)
-    except (TypeError, ValueError):
-        raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
+    slot = parse_slot(scheduled_at)
     loaded = polling.load(metrics_query_id, slot)
     if loaded is None or not loaded.pollable:
         logger.info("Metrics query %s is gone or paused: poll skipped.", metrics_query_id)

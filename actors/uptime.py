@@ -22,6 +22,7 @@ from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.db import db
 from pulse.errors import PermanentError
+from pulse.grid import parse_slot
 from pulse.net import AddressPolicy
 from pulse.uptime import record
 from pulse.uptime.check import Outcome
@@ -36,7 +37,7 @@ _requests = ThreadPoolExecutor(CONCURRENT_CHECKS, thread_name_prefix="check")
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
 def check(component_id: int, scheduled_at: str) -> None:
     """Check one component for the slot ``scheduled_at`` (ISO 8601) and record the outcome."""
-    _check_all([(component_id, _slot(scheduled_at))])
+    _check_all([(component_id, parse_slot(scheduled_at))])
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
@@ -47,14 +48,7 @@ def checks(batch: list[list]) -> None:
     if not pairs or not all(isinstance(component_id, int) for component_id, _ in batch):
         raise PermanentError("batch is not a list of [component_id, scheduled_at] pairs")
     pulse_logging.bind(componentIds=[component_id for component_id, _ in batch])
-    _check_all([(component_id, _slot(scheduled_at)) for component_id, scheduled_at in batch])
-
-
-def _slot(scheduled_at: str) -> datetime:
-    try:
-        return datetime.fromisoformat(scheduled_at)
-    except (TypeError, ValueError):
-        raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
+    _check_all([(component_id, parse_slot(scheduled_at)) for component_id, scheduled_at in batch])
 
 
 def _check_all(slots: Sequence[tuple[int, datetime]]) -> None:

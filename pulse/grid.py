@@ -14,6 +14,15 @@ import dataclasses
 from datetime import datetime
 
 from pulse.db import db
+from pulse.errors import PermanentError
+
+
+def parse_slot(scheduled_at: str) -> datetime:
+    """A slot as a message carries it (ISO 8601); a message with anything else is refused for good."""
+    try:
+        return datetime.fromisoformat(scheduled_at)
+    except (TypeError, ValueError):
+        raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
 
 
 @dataclasses.dataclass(frozen=True)

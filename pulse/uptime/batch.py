@@ -1,0 +1,64 @@
+"""A batch of checks, from the slots a message names to the events their outcomes wrote.
+
+The components are read in one query, their requests run at once on a pool of threads that only
+make requests (`CONCURRENT_CHECKS` per process, started on first use in the worker process), and
+their outcomes are written in one transaction (most of them in one statement), so RabbitMQ,
+dramatiq and PostgreSQL's round trips and commit are paid once a batch, not once a check. Each
+check is still recorded once per component and slot: a redelivered batch checks only the slots it
+finds unrecorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+
+from pulse import logging as pulse_logging
+from pulse.config import get_settings
+from pulse.db import db
+from pulse.net import AddressPolicy
+from pulse.uptime import record
+from pulse.uptime.check import Outcome
+from pulse.uptime.check import run as run_check
+
+logger = logging.getLogger(__name__)
+
+CONCURRENT_CHECKS = 256  # requests in flight per worker process: 16 threads of full batches never wait
+
+
+def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
+    """Check each (component id, slot) not recorded yet and record the outcomes in one
+    transaction; returns the ids of the events written, to publish once it committed."""
+    due = []
+    for (component_id, slot), loaded in zip(slots, record.load_all(slots), strict=True):
+        if loaded is None or not loaded.checkable:
+            logger.info("Component %s is gone, paused or not an endpoint: check skipped.", component_id)
+        elif not loaded.recorded:  # else a redelivered message: this slot is recorded already
+            due.append((loaded, slot))
+    if len(due) == 1:
+        pulse_logging.bind(organizationId=due[0][0].component.organization_id)
+    outcomes = _run([loaded for loaded, _ in due])
+    with db.atomic():  # one commit for the batch
+        return record.save_all([(*check, outcome) for check, outcome in zip(due, outcomes, strict=True)])
+
+
+def _run(due: list[record.Loaded]) -> list[Outcome]:
+    """Each check's outcome: in this thread for one, at once on the request pool for several."""
+    policy = _policy()
+    if len(due) == 1:
+        return [run_check(due[0].request, due[0].conditions, due[0].extract, policy)]
+    futures = [_requests().submit(run_check, d.request, d.conditions, d.extract, policy) for d in due]
+    return [future.result() for future in futures]
+
+
+@functools.cache
+def _policy() -> AddressPolicy:
+    return AddressPolicy.from_settings(get_settings())
+
+
+@functools.cache
+def _requests() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(CONCURRENT_CHECKS, thread_name_prefix="check")

@@ -1,4 +1,5 @@
-"""One poll of one metrics query: run it against its integration, then record what it found.
+"""One poll of one metrics query: run it against its integration, then record what it found
+(`poll_slot`, all the `poll` actor does).
 
 A poll writes one `MetricDataPoint` per query and scheduled time (unique, so a redelivered poll
 writes nothing twice), the query's state (ok, warning, critical, no data) and, when the query
@@ -11,15 +12,28 @@ The rules of the thresholds are in `pulse.components.thresholds`.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
 from datetime import datetime
 from typing import Any
 
+import dramatiq
+
+from pulse import logging as pulse_logging
 from pulse.calculated import due
 from pulse.components import thresholds
+from pulse.config import get_settings
 from pulse.db import db
+from pulse.errors import PermanentError, TransientError
 from pulse.metrics.integrations import INTEGRATIONS, Sample
 from pulse.models import Integration, MetricsQuery, utcnow
 from pulse.net import AddressPolicy
+from pulse.net.api import ApiError
+
+logger = logging.getLogger(__name__)
+
+TIMEOUT_S = 10.0  # seconds for one call to the vendor: connecting, sending, reading the answer
+INTERNAL = "internal error (see the worker's log)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +91,59 @@ WITH RECURSIVE point AS (
 ), {due.marks("v.metrics_query_id IN (SELECT id FROM recorded WHERE %(value)s::float8 IS NOT NULL)")}
 SELECT id FROM recorded
 """
+
+
+@dataclasses.dataclass(frozen=True)
+class Polled:
+    """What a poll leaves its actor: the events to publish once committed, then the failure to
+    raise (None: the poll is done)."""
+
+    events: list[int] = dataclasses.field(default_factory=list)
+    failure: BaseException | None = None
+
+
+def poll_slot(query_id: int, slot: datetime, *, final: bool) -> Polled:
+    """Poll one query for one slot and record what it found, unless the slot is recorded already
+    or the query is gone or paused. ``final``: no retry follows this attempt.
+
+    A failure is shown on the query and its integration (`pulse metrics`), the vendor's text quoted
+    (redacted and bounded, `pulse.net.api.quote`). A transient one is retried (a 429 when the
+    vendor says); a permanent one (bad credentials, a bad query, an answer that is not the
+    vendor's JSON) is dead-lettered. When no retry follows, the slot is recorded as having no
+    data, which the thresholds' no-data rule judges; its reason, which may reach subscribers,
+    names the vendor and nothing it said ("Prometheus unavailable"). Any other exception is a bug:
+    retried like a transient failure, it shows as an internal error and, on the last attempt,
+    records no data all the same.
+    """
+    loaded = load(query_id, slot)
+    if loaded is None or not loaded.pollable:
+        logger.info("Metrics query %s is gone or paused: poll skipped.", query_id)
+        return Polled()
+    pulse_logging.bind(organizationId=loaded.organization_id, componentId=loaded.component_id)
+    if loaded.recorded:
+        return Polled()  # a redelivered message: this slot is recorded already
+    try:
+        sample = run(loaded, _policy(), TIMEOUT_S)
+    except ApiError as e:
+        failed(loaded, str(e))
+        if not e.permanent and not final:
+            if e.retry_after is not None:  # a 429: come back when the vendor says
+                return Polled(failure=dramatiq.Retry(str(e), delay=round(e.retry_after * 1000)))
+            return Polled(failure=TransientError(str(e)))
+        written = record(loaded, slot, unavailable(loaded))
+        if e.permanent:
+            return Polled(written, PermanentError(str(e)))  # the dead letters say so in one line
+        logger.warning("%s: %s; recorded as no data for %s.", loaded.name, e, slot.isoformat())
+        return Polled(written)
+    except Exception as e:  # noqa: BLE001 - a bug (reading the reply, say): no data all the same, raised for its traceback
+        failed(loaded, INTERNAL)
+        return Polled(record(loaded, slot, unavailable(loaded)) if final else [], e)
+    return Polled(record(loaded, slot, sample))
+
+
+@functools.cache
+def _policy() -> AddressPolicy:
+    return AddressPolicy.from_settings(get_settings())
 
 
 def load(query_id: int, scheduled_at: datetime) -> Loaded | None:

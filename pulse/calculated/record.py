@@ -12,17 +12,23 @@ The rules, in order:
 
 A value's time (``last_value_at``) is that of its oldest input: a metric fed by another is as
 fresh as the oldest value behind it.
+
+`evaluate_slot` does it all for the ``recalculate`` actor.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from datetime import datetime, timedelta
 
+from pulse import logging as pulse_logging
+from pulse.calculated import due
 from pulse.calculated.evaluation import evaluate
 from pulse.calculated.formula import FormulaError, parse
 from pulse.components import thresholds
 from pulse.db import db
+from pulse.models import utcnow
 from pulse.models.calculated import STALE
 from pulse.models.metrics import NO_DATA
 from pulse.spec import show_duration
@@ -113,6 +119,29 @@ FROM point
 WHERE c.id = point.calculated_metric_id AND (c.last_evaluated_at IS NULL OR c.last_evaluated_at < %(slot)s)
 RETURNING c.id
 """
+
+
+logger = logging.getLogger(__name__)
+
+
+def evaluate_slot(calculated_metric_id: int, slot: datetime) -> list[int]:
+    """Evaluate one calculated metric with its inputs' latest values, for the time it came due
+    (``slot``, the evaluation's key), and record the outcome, unless a later evaluation is recorded
+    already or the metric is gone; then mark the metrics it feeds if what they read changed.
+    Returns the ids of the events written, to publish."""
+    loaded = load(calculated_metric_id)
+    if loaded is None:
+        logger.info("Calculated metric %s is gone: evaluation skipped.", calculated_metric_id)
+        return []
+    pulse_logging.bind(organizationId=loaded.organization_id, componentId=loaded.component_id)
+    if loaded.last_evaluated_at is not None and loaded.last_evaluated_at >= slot:
+        return []  # a redelivered message, or one overtaken by a later evaluation
+    now = utcnow()
+    result = outcome(loaded, max(now, slot))
+    applied, written = save(loaded, slot, result, now)
+    if applied and changed(loaded, result):
+        due.mark_dependents(loaded.id)
+    return written
 
 
 def load(calculated_metric_id: int) -> Loaded | None:

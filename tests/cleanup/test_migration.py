@@ -17,6 +17,7 @@ from pulse.models import UptimeCheck
 from tests.conftest import POOL
 
 BEFORE = "0010_oncall_alerts"
+MIGRATION = "0011_cleanup"
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_a_table_with_rows_becomes_the_legacy_partition(old_database):
         )
     (max_id,) = db.execute_sql("SELECT max(id) FROM uptime_check").fetchone()
 
-    assert Runner(old_database, MIGRATIONS_DIR).up() == ["0011_cleanup"]
+    assert Runner(old_database, MIGRATIONS_DIR).up(MIGRATION) == [MIGRATION]
 
     names = [p.name for p in partitions.partitions("uptime_check")]
     assert names[0] == "uptime_check_legacy" and names[-1] == "uptime_check_default"
@@ -106,15 +107,15 @@ def test_the_migration_goes_back_with_every_row(old_database):
         "INSERT INTO uptime_check (component_id, scheduled_at, success, outcome) VALUES (1, now(), true, 'OPERATIONAL')"
     )
     runner = Runner(old_database, MIGRATIONS_DIR)
-    runner.up()
+    runner.up(MIGRATION)
     db.execute_sql(
         "INSERT INTO uptime_check (component_id, scheduled_at, success, outcome)"
         " VALUES (1, now() + interval '2 days', true, 'OPERATIONAL')"
     )
-    assert runner.down() == ["0011_cleanup"]
+    assert runner.down() == [MIGRATION]
     assert db.execute_sql(
         "SELECT count(*), bool_and(c.relkind = 'r') FROM uptime_check, pg_class c"
         " WHERE c.oid = 'uptime_check'::regclass"
     ).fetchone() == (2, True)
-    assert runner.up() == ["0011_cleanup"]  # and forward again
+    assert runner.up(MIGRATION) == [MIGRATION]  # and forward again
     assert db.execute_sql("SELECT count(*) FROM uptime_check_legacy").fetchone() == (2,)

@@ -9,16 +9,16 @@ every message.
 
 Of all the runners of a loop, in every process on every host, the one holding the loop's *turn*
 runs it: a PostgreSQL advisory lock, held on a connection of the process's own (`Turns`). The
-others try to take it every `TAKE_EVERY` seconds. A process that dies, dies with its connection
+others try to take it every `TAKE_EVERY_S` seconds. A process that dies, dies with its connection
 and its locks, so another process carries the loop on within about a second; a process that stops
 (SIGTERM) gives its turns up as it stops. Claims lock what they take (``FOR UPDATE SKIP LOCKED``),
 so even two runners at once (a turn lost with its connection while its holder still runs, for at
-most `CHECK_EVERY`) never send one slot twice.
+most `CHECK_EVERY_S`) never send one slot twice.
 
 A claim sends before it commits: a crash in between leaves the slots to claim again (a message
 sent twice is recorded once, by its unique key), never a slot claimed but not sent, unless the loop
 skips it on purpose: a loop whose work goes stale (checks, polls) sends nothing while its queue
-holds more than ``PULSE_BACKLOG_BOUND`` messages waiting (`Schedule.bounded`). A check that would
+holds more than ``PULSE_BACKLOG_BOUND`` messages waiting (`Loop.bounded`). A check that would
 wait behind such a backlog is worth less than the next one, which comes one interval later; a
 backlog that grew without bound would end in RabbitMQ's memory alarm, which blocks every publisher,
 notifications included. Skipped slots are counted (``loop_slots_skipped_total``) and leave no row:
@@ -54,26 +54,26 @@ from pulse.rabbitmq import BatchPublisher
 
 logger = logging.getLogger(__name__)
 
-# Send the messages due this close together in one RabbitMQ transaction (`Schedule.gather`): each
+# Send the messages due this close together in one RabbitMQ transaction (`Loop.gather`): each
 # commit costs the broker a disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6
 # to 3.0 ms of CPU each, p99 start lag 57 ms. Loops whose messages must leave on time keep this.
 GATHER = timedelta(milliseconds=50)
 CLAIM_AHEAD = timedelta(milliseconds=50)  # claimed this long before the gather opens, to be on time
 LOOKAHEAD = GATHER + CLAIM_AHEAD  # how far ahead a loop with the default gather claims
-BATCH_MAX = 16  # rows in one message of a loop that batches them (`Schedule.batch`)
-IDLE_WAKE = 0.5  # seconds between claims when nothing is due sooner
-PREPARE_EVERY = 5  # seconds between calls of `Schedule.prepare`
-RETRY_WAIT = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
-TAKE_EVERY = 1.0  # seconds between a waiting runner's attempts to take its loop's turn
-CHECK_EVERY = 5.0  # seconds between a running runner's checks that its turn's connection lives
-BACKLOG_EVERY = 1.0  # seconds between a bounded loop's readings of its queue's backlog
+BATCH_MAX = 16  # rows in one message of a loop that batches them (`Loop.batch`)
+IDLE_WAKE_S = 0.5  # seconds between claims when nothing is due sooner
+PREPARE_EVERY_S = 5  # seconds between calls of `Loop.prepare`
+RETRY_WAIT_S = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
+TAKE_EVERY_S = 1.0  # seconds between a waiting runner's attempts to take its loop's turn
+CHECK_EVERY_S = 5.0  # seconds between a running runner's checks that its turn's connection lives
+BACKLOG_EVERY_S = 1.0  # seconds between a bounded loop's readings of its queue's backlog
 
 #: (key, due time) of one claimed row: a component id and its slot, say.
 Claimed = tuple[Any, datetime]
 
 
 @dataclasses.dataclass(frozen=True)
-class Schedule:
+class Loop:
     """What a loop claims and what it sends.
 
     Parameters:
@@ -84,7 +84,7 @@ class Schedule:
       message: ``message(key, due)``, the message to send for one claimed row.
       batch: ``batch(rows)``, one message for several claimed rows (at most `BATCH_MAX`) due
         together, or None to send a message per row.
-      prepare: ``prepare(now)``, called every `PREPARE_EVERY` seconds before claiming (uptime
+      prepare: ``prepare(now)``, called every `PREPARE_EVERY_S` seconds before claiming (uptime
         gives new components their first slot), or None.
       gather: how long after a row is due the loop waits for others to send with it: one
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
@@ -118,14 +118,14 @@ class Schedule:
 
 
 #: The declared loops, by name: each worker process runs those of the queues it consumes.
-LOOPS: dict[str, Schedule] = {}
+LOOPS: dict[str, Loop] = {}
 
 
-def declare(schedule: Schedule) -> Schedule:
+def declare(loop: Loop) -> Loop:
     """Declare a loop (`schedules/`): every worker process consuming the queue it is named after
     runs it, one process at a time."""
-    LOOPS[schedule.name] = schedule
-    return schedule
+    LOOPS[loop.name] = loop
+    return loop
 
 
 class Turns:
@@ -159,14 +159,14 @@ class Turns:
 
     def take(self, name: str) -> bool:
         """Whether the loop is this process's to run: its turn held already (the connection
-        checked every `CHECK_EVERY`), or free and taken now. Raises `psycopg.Error` when
+        checked every `CHECK_EVERY_S`), or free and taken now. Raises `psycopg.Error` when
         PostgreSQL does not answer (and every turn of this process is then lost)."""
         key = self.key(name)
         with self._guard:
             try:
                 conn = self._connection()
                 if key in self._held:
-                    if time.monotonic() - self._checked >= CHECK_EVERY:
+                    if time.monotonic() - self._checked >= CHECK_EVERY_S:
                         conn.execute("SELECT 1")
                         self._checked = time.monotonic()
                     return True
@@ -237,22 +237,20 @@ class Runner:
 
     RabbitMQ and PostgreSQL errors are ridden out: the claim in progress is rolled back (its rows
     wait for the next attempt), one warning says so, and the runner tries again every
-    `RETRY_WAIT` until it works (one line says that too).
+    `RETRY_WAIT_S` until it works (one line says that too).
 
     Parameters:
-      schedule: the loop.
+      loop: what the loop claims and sends.
       turns: this process's `Turns`.
       stop: set when the process stops.
       publisher: where messages go (a `BatchPublisher` to the settings' broker by default).
     """
 
-    def __init__(
-        self, schedule: Schedule, turns: Turns, stop: threading.Event, publisher: Publisher | None = None
-    ) -> None:
-        self.schedule, self.turns, self.stop = schedule, turns, stop
+    def __init__(self, loop: Loop, turns: Turns, stop: threading.Event, publisher: Publisher | None = None) -> None:
+        self.loop, self.turns, self.stop = loop, turns, stop
         settings = get_settings()
         self.publisher = publisher if publisher is not None else BatchPublisher(settings)
-        self.bound = settings.backlog_bound if schedule.bounded else 0
+        self.bound = settings.backlog_bound if loop.bounded else 0
         self.running = False  # whether the turn is this process's
         self.sent = self.skipped = 0  # claimed rows sent, and skipped
         self._backlog: tuple[float, bool] = (0.0, False)  # (when read, over the bound)
@@ -266,7 +264,7 @@ class Runner:
             while not self.stop.is_set():
                 self.stop.wait(self.step())
         except Exception:  # a bug: say so, and let another process take the loop
-            logger.exception("%s loop: stopped in this process by an unexpected error.", self.schedule.name)
+            logger.exception("%s loop: stopped in this process by an unexpected error.", self.loop.name)
         finally:
             self._leave()
 
@@ -275,11 +273,11 @@ class Runner:
         Returns the seconds to wait before the next step."""
         try:
             if not self._turn() or self._paused():
-                wait = TAKE_EVERY
+                wait = TAKE_EVERY_S
             else:
-                if self.schedule.prepare is not None and time.monotonic() >= self._next_prepare:
-                    self.schedule.prepare(utcnow())
-                    self._next_prepare = time.monotonic() + PREPARE_EVERY
+                if self.loop.prepare is not None and time.monotonic() >= self._next_prepare:
+                    self.loop.prepare(utcnow())
+                    self._next_prepare = time.monotonic() + PREPARE_EVERY_S
                 self.claim_and_send()
                 self.publisher.idle()
                 wait = self._until_next_due()
@@ -287,40 +285,40 @@ class Runner:
             return 0.0
         except (pika.exceptions.AMQPError, peewee.OperationalError, peewee.InterfaceError, psycopg.Error) as e:
             self._failed(e)
-            return RETRY_WAIT
+            return RETRY_WAIT_S
         if self._failing_since is not None:
             failed_for = time.monotonic() - self._failing_since
-            logger.info("%s loop: working again after %.0f s.", self.schedule.name, failed_for)
+            logger.info("%s loop: working again after %.0f s.", self.loop.name, failed_for)
             self._failing_since = None
         return wait
 
     def claim_and_send(self) -> int:
-        """Claim what is due within the schedule's lookahead and send it as it comes due: its
+        """Claim what is due within the loop's lookahead and send it as it comes due: its
         gather after the first unsent one is due, all those due by then, in one RabbitMQ
         transaction (each commit costs the broker a disk sync, so a message may leave up to a
         gather late but never early). Returns how many rows were claimed."""
-        schedule = self.schedule
+        loop = self.loop
         with db.atomic():
-            claimed = sorted(schedule.claim(utcnow() + schedule.lookahead), key=lambda row: row[1])
+            claimed = sorted(loop.claim(utcnow() + loop.lookahead), key=lambda row: row[1])
             position = 0
             while position < len(claimed):
-                wait = (claimed[position][1] + schedule.gather - utcnow()).total_seconds()
+                wait = (claimed[position][1] + loop.gather - utcnow()).total_seconds()
                 if wait > 0 and self.stop.wait(wait):
                     raise _StoppingError
                 now = utcnow()
                 batch = [row for row in claimed[position:] if row[1] <= now]
                 if self._backlogged():
                     self.skipped += len(batch)
-                    slots_skipped(schedule.name, len(batch))
+                    slots_skipped(loop.name, len(batch))
                 else:
-                    self.publisher.publish(schedule.messages(batch))
+                    self.publisher.publish(loop.messages(batch))
                     self.sent += len(batch)
                 position += len(batch)
         return len(claimed)
 
     def _paused(self) -> bool:
         """Whether the loop's queue is paused (`pulse.pause`); one line when that starts, one when it ends."""
-        paused, name = pause.is_paused(self.schedule.name), self.schedule.name
+        paused, name = pause.is_paused(self.loop.name), self.loop.name
         if paused != self._was_paused:
             if paused:
                 logger.info("%s loop: %r is paused: nothing is claimed or sent until it resumes.", name, name)
@@ -331,11 +329,11 @@ class Runner:
 
     def _backlogged(self) -> bool:
         """Whether the loop's queue holds more than its bound of messages waiting (read every
-        `BACKLOG_EVERY`); one line when it goes over, one when it comes back under."""
+        `BACKLOG_EVERY_S`); one line when it goes over, one when it comes back under."""
         read_at, over = self._backlog
-        if not self.bound or time.monotonic() - read_at < BACKLOG_EVERY:
+        if not self.bound or time.monotonic() - read_at < BACKLOG_EVERY_S:
             return over
-        name = self.schedule.name
+        name = self.loop.name
         waiting = self.publisher.waiting(name)
         if waiting > self.bound and not over:
             self._skipping_since = self.skipped
@@ -350,35 +348,35 @@ class Runner:
         return self._backlog[1]
 
     def _turn(self) -> bool:
-        held = self.turns.take(self.schedule.name)
+        held = self.turns.take(self.loop.name)
         if held and not self.running:
-            logger.info("%s loop: running in this process.", self.schedule.name)
+            logger.info("%s loop: running in this process.", self.loop.name)
         self.running = held
         return held
 
     def _until_next_due(self) -> float:
         """Seconds to sleep before the next claim: until a moment before the next row is due."""
-        due = self.schedule.next_due()
-        wait = IDLE_WAKE if due is None else (due - utcnow() - self.schedule.lookahead).total_seconds()
-        return max(0.0, min(wait, IDLE_WAKE))
+        due = self.loop.next_due()
+        wait = IDLE_WAKE_S if due is None else (due - utcnow() - self.loop.lookahead).total_seconds()
+        return max(0.0, min(wait, IDLE_WAKE_S))
 
     def _failed(self, error: Exception) -> None:
         """Forget what a failure may have broken (the publisher drops a broken connection itself);
         warn once per run of failures."""
         if not db.is_closed():
             db.close()  # a broken connection leaves the pool; the next query opens a new one
-        self.running = self.turns.holds(self.schedule.name)  # lost with the connection, if that broke
+        self.running = self.turns.holds(self.loop.name)  # lost with the connection, if that broke
         if self._failing_since is None:
             self._failing_since = time.monotonic()
-            name = self.schedule.name
-            logger.warning("%s loop: %s: trying again every %d s.", name, type(error).__name__, RETRY_WAIT)
+            name = self.loop.name
+            logger.warning("%s loop: %s: trying again every %d s.", name, type(error).__name__, RETRY_WAIT_S)
 
     def _leave(self) -> None:
         self.publisher.close()
         if not db.is_closed():
             db.close()
         if self.running:
-            self.turns.give_up(self.schedule.name)
-            name = self.schedule.name
+            self.turns.give_up(self.loop.name)
+            name = self.loop.name
             logger.info("%s loop: stopped in this process, %d slot(s) sent, %d skipped.", name, self.sent, self.skipped)
         self.running = False

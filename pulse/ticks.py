@@ -1,8 +1,13 @@
-"""Periodic ticks: actors that periodiq sends on a cron schedule, always read in UTC."""
+"""Periodic ticks: actors that periodiq sends on a cron schedule, always read in UTC.
+
+A tick is declared with `tick` in `schedules/`; its actor is named after its function, which ends
+in ``_tick`` (``heartbeat_tick``, ``cleanup_tick``): the name periodiq logs and telemetry labels.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import dramatiq
@@ -40,6 +45,23 @@ def cron(spec: str) -> UtcCron:
     return UtcCron.parse(spec)
 
 
+TIME_LIMIT_MS = 30_000  # a tick only sends messages, or runs one short statement
+
+
+def tick(queue_name: str, spec: str, *, time_limit_ms: int = TIME_LIMIT_MS) -> Callable[[Callable[[], None]], Tick]:
+    """Declare a tick: the decorated function, run on ``queue_name`` at each time of ``spec``
+    (cron, in UTC). Not retried: the next tick comes soon enough. Its name ends in ``_tick``."""
+
+    def declare(fn: Callable[[], None]) -> Tick:
+        if not fn.__name__.endswith("_tick"):
+            raise ValueError(f"a tick's name ends in _tick: {fn.__name__}")
+        return dramatiq.actor(
+            fn, queue_name=queue_name, periodic=cron(spec), actor_class=Tick, max_retries=0, time_limit=time_limit_ms
+        )
+
+    return declare
+
+
 class Tick(dramatiq.Actor):
     """An actor whose messages go ahead of routine work in RabbitMQ, so a tick (the heartbeat,
     the outbox sweep) is not stuck behind a backlog of checks or deliveries.
@@ -55,7 +77,7 @@ class Tick(dramatiq.Actor):
             return super().__call__(*args, **kwargs)
         except (peewee.OperationalError, peewee.InterfaceError) as e:
             logger.warning(
-                "Tick %s skipped: the database is unavailable (%s); the next tick tries again.",
+                "%s skipped: the database is unavailable (%s); the next tick tries again.",
                 self.actor_name,
                 (str(e).strip().splitlines() or [type(e).__name__])[0],
             )
@@ -69,7 +91,7 @@ class Tick(dramatiq.Actor):
             return super().send_with_options(**options)
         except BrokerError as e:
             logger.error(
-                "Tick %s of %s not sent, RabbitMQ is unreachable (%s); next tick as usual.",
+                "%s of %s not sent, RabbitMQ is unreachable (%s); next tick as usual.",
                 self.actor_name,
                 options["scheduled_at"],
                 type(e).__name__,

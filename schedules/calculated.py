@@ -7,7 +7,7 @@ from pulse import loop
 from pulse.calculated import due
 
 EVALUATIONS = loop.declare(
-    loop.Schedule(
+    loop.Loop(
         name="calculated-metrics",
         claim=due.claim,
         next_due=due.next_due,

@@ -1,17 +1,15 @@
 """Cleanup: every day at 00:00 UTC a tick sends the cleanup; every five minutes one sends a
 rollup pass."""
 
-import dramatiq
-
 from actors.cleanup import cleanup, rollup
-from pulse.ticks import Tick, cron
+from pulse.ticks import tick
 
 
-@dramatiq.actor(queue_name="cleanup", periodic=cron("0 0 * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)
-def daily_cleanup() -> None:
+@tick("cleanup", "0 0 * * *")
+def cleanup_tick() -> None:
     cleanup.send()
 
 
-@dramatiq.actor(queue_name="cleanup", periodic=cron("*/5 * * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)
-def rollups() -> None:
+@tick("cleanup", "*/5 * * * *")
+def rollup_tick() -> None:
     rollup.send()

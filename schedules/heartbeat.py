@@ -3,13 +3,11 @@
 `pulse health` reads the time of the last one.
 """
 
-import dramatiq
-
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
-from pulse.ticks import Tick, cron
+from pulse.ticks import tick
 
 
-@dramatiq.actor(queue_name="cleanup", periodic=cron("* * * * *"), actor_class=Tick, max_retries=0, time_limit=30_000)
-def heartbeat() -> None:
+@tick("cleanup", "* * * * *")
+def heartbeat_tick() -> None:
     Heartbeat.beat(SCHEDULER)

@@ -3,10 +3,10 @@
 
 from actors.metrics import poll
 from pulse import loop
-from pulse.metrics import schedule as due
+from pulse.metrics import due
 
 POLLS = loop.declare(
-    loop.Schedule(
+    loop.Loop(
         name="metrics",
         claim=due.claim,
         next_due=due.next_due,

@@ -4,18 +4,16 @@ minute, a tick sends again the escalations that are overdue."""
 
 import logging
 
-import dramatiq
-
 from actors.oncall import escalate
 from pulse import loop
 from pulse.oncall import due
 from pulse.rabbitmq import PRIORITY_URGENT
-from pulse.ticks import Tick, cron
+from pulse.ticks import tick
 
 logger = logging.getLogger(__name__)
 
 ESCALATIONS = loop.declare(
-    loop.Schedule(
+    loop.Loop(
         name="oncall",
         claim=due.claim,
         next_due=due.next_due,
@@ -24,11 +22,8 @@ ESCALATIONS = loop.declare(
 )
 
 
-@dramatiq.actor(
-    queue_name="oncall", actor_name="redrive_escalations", periodic=cron("* * * * *"), actor_class=Tick,
-    max_retries=0, time_limit=30_000,
-)  # fmt: skip
-def redrive() -> None:
+@tick("oncall", "* * * * *")
+def redrive_tick() -> None:
     overdue = due.redrive()
     if overdue:
         logger.warning(

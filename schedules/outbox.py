@@ -3,21 +3,17 @@ no message will deliver any more (see `pulse.notifications.sweep`)."""
 
 import logging
 
-import dramatiq
-
 from actors.notifications import send
 from pulse import events
 from pulse.notifications import sweep as notifications
 from pulse.rabbitmq import send_all
-from pulse.ticks import Tick, cron
+from pulse.ticks import tick
 
 logger = logging.getLogger(__name__)
 
 
-@dramatiq.actor(
-    queue_name="notifications", periodic=cron("* * * * *"), actor_class=Tick, max_retries=0, time_limit=60_000
-)
-def sweep() -> None:
+@tick("notifications", "* * * * *", time_limit_ms=60_000)
+def sweep_tick() -> None:
     events.sweep()
     stale = notifications.stale()
     if stale:

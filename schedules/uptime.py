@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from actors.uptime import check, checks
 from pulse import loop
-from pulse.uptime import schedule as due
+from pulse.uptime import due
 
 UPTIME = loop.declare(
-    loop.Schedule(
+    loop.Loop(
         name="uptime",
         claim=due.claim,
         next_due=due.next_due,

@@ -64,10 +64,8 @@ def claiming(name, rows=(), bounded=False):
         claims.append(horizon)
         return list(rows)
 
-    schedule = loop.Schedule(
-        name=name, claim=claim, next_due=lambda: None, message=lambda key, due: key, bounded=bounded
-    )
-    return schedule, claims
+    declared = loop.Loop(name=name, claim=claim, next_due=lambda: None, message=lambda key, due: key, bounded=bounded)
+    return declared, claims
 
 
 def test_one_process_at_a_time_has_a_loops_turn_and_other_loops_do_not_wait(turns):
@@ -85,7 +83,7 @@ def test_a_dead_processs_turn_passes_to_another_and_the_dead_one_learns_it(turns
 
     assert wait_for(lambda: other.take("uptime"), "the lock to be free", timeout=5)
     assert dead.take("uptime")  # until its next check (a claim still never doubles a slot)
-    monkeypatch.setattr(loop, "CHECK_EVERY", 0)
+    monkeypatch.setattr(loop, "CHECK_EVERY_S", 0)
     with pytest.raises(psycopg.OperationalError):
         dead.take("uptime")
     assert not dead.holds("uptime")
@@ -93,21 +91,21 @@ def test_a_dead_processs_turn_passes_to_another_and_the_dead_one_learns_it(turns
 
 
 def test_only_the_runner_with_the_turn_claims(turns):
-    schedule, claims = claiming("test")
+    declared, claims = claiming("test")
     stop = threading.Event()
-    running = loop.Runner(schedule, turns(), stop, Publisher())
-    waiting = loop.Runner(schedule, turns(), stop, Publisher())
+    running = loop.Runner(declared, turns(), stop, Publisher())
+    waiting = loop.Runner(declared, turns(), stop, Publisher())
 
-    assert running.step() == loop.IDLE_WAKE and len(claims) == 1
-    assert waiting.step() == loop.TAKE_EVERY and len(claims) == 1
+    assert running.step() == loop.IDLE_WAKE_S and len(claims) == 1
+    assert waiting.step() == loop.TAKE_EVERY_S and len(claims) == 1
     assert running.running and not waiting.running
 
 
 def test_a_stopping_runner_gives_its_turn_up_at_once(turns, caplog):
     caplog.set_level(logging.INFO, logger="pulse.loop")
-    schedule, claims = claiming("test")
+    declared, claims = claiming("test")
     stop = threading.Event()
-    runner = loop.Runner(schedule, turns(), stop, publisher := Publisher())
+    runner = loop.Runner(declared, turns(), stop, publisher := Publisher())
     thread = threading.Thread(target=runner.run)
     thread.start()
     wait_for(lambda: claims, "a claim")
@@ -123,9 +121,9 @@ def test_a_stopping_runner_gives_its_turn_up_at_once(turns, caplog):
 
 def test_a_runner_stopping_in_a_gather_undoes_its_claim(turns):
     due = loop.utcnow() + timedelta(seconds=5)
-    schedule, _ = claiming("test", [(1, due)])
+    declared, _ = claiming("test", [(1, due)])
     stop = threading.Event()
-    runner = loop.Runner(schedule, turns(), stop, publisher := Publisher())
+    runner = loop.Runner(declared, turns(), stop, publisher := Publisher())
     threading.Timer(0.2, stop.set).start()
 
     started = time.monotonic()
@@ -135,11 +133,11 @@ def test_a_runner_stopping_in_a_gather_undoes_its_claim(turns):
 
 
 def test_without_postgresql_a_runner_warns_once_and_tries_again(turns, caplog):
-    schedule, claims = claiming("test")
+    declared, claims = claiming("test")
     unreachable = turns("postgresql://postgres@127.0.0.1:1/pulse")
-    runner = loop.Runner(schedule, unreachable, threading.Event(), Publisher())
+    runner = loop.Runner(declared, unreachable, threading.Event(), Publisher())
 
-    assert [runner.step() for _ in range(3)] == [loop.RETRY_WAIT] * 3
+    assert [runner.step() for _ in range(3)] == [loop.RETRY_WAIT_S] * 3
 
     assert claims == [] and not runner.running
     assert caplog.text.count("test loop: OperationalError: trying again every 1 s.") == 1
@@ -148,10 +146,10 @@ def test_without_postgresql_a_runner_warns_once_and_tries_again(turns, caplog):
 def test_a_runner_rides_out_a_rabbitmq_outage_and_says_when_it_is_over(turns, caplog):
     caplog.set_level(logging.INFO, logger="pulse.loop")
     now = loop.utcnow()
-    schedule, claims = claiming("test", [(1, now), (2, now)])
-    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher(failures=2))
+    declared, claims = claiming("test", [(1, now), (2, now)])
+    runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher(failures=2))
 
-    assert [runner.step() for _ in range(3)] == [loop.RETRY_WAIT, loop.RETRY_WAIT, loop.IDLE_WAKE]
+    assert [runner.step() for _ in range(3)] == [loop.RETRY_WAIT_S, loop.RETRY_WAIT_S, loop.IDLE_WAKE_S]
 
     assert len(claims) == 3 and [keys for _, keys in publisher.sent] == [[1, 2]]
     assert runner.running  # the turn outlives a RabbitMQ outage
@@ -159,7 +157,7 @@ def test_a_runner_rides_out_a_rabbitmq_outage_and_says_when_it_is_over(turns, ca
     assert "test loop: working again after" in caplog.text
 
 
-def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_together(turns):
+def test_a_loop_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_together(turns):
     start = loop.utcnow()
     due = [start + timedelta(milliseconds=ms) for ms in (0, 100, 220)]
     horizons = []
@@ -168,18 +166,18 @@ def test_a_schedule_claims_its_whole_gather_ahead_and_sends_what_falls_within_it
         horizons.append(horizon)
         return [(key, at) for key, at in enumerate(due) if at <= horizon]
 
-    schedule = loop.Schedule(
+    declared = loop.Loop(
         name="test", claim=claim, next_due=lambda: None, message=lambda key, at: key,
         gather=timedelta(milliseconds=200),
     )  # fmt: skip
     publisher = Publisher()
 
-    assert loop.Runner(schedule, turns(), threading.Event(), publisher).claim_and_send() == 3
+    assert loop.Runner(declared, turns(), threading.Event(), publisher).claim_and_send() == 3
 
     [horizon] = horizons
     assert horizon - start >= timedelta(milliseconds=250)  # the gather, and `CLAIM_AHEAD` to claim it in
     first_sent, first = publisher.sent[0]
-    assert first[:2] == [0, 1] and first_sent >= due[0] + schedule.gather  # the second waited for the first
+    assert first[:2] == [0, 1] and first_sent >= due[0] + declared.gather  # the second waited for the first
     assert sorted(key for _, keys in publisher.sent for key in keys) == [0, 1, 2]
     assert all(sent_at >= due[key] for sent_at, keys in publisher.sent for key in keys)  # never early
 
@@ -207,11 +205,11 @@ def test_an_idle_publisher_keeps_its_connection_by_answering_heartbeats(settings
 
 
 def test_a_bounded_loop_skips_what_comes_due_while_its_queue_is_over_the_bound(turns, caplog, monkeypatch):
-    monkeypatch.setattr(loop, "BACKLOG_EVERY", 0)
+    monkeypatch.setattr(loop, "BACKLOG_EVERY_S", 0)
     caplog.set_level(logging.INFO, logger="pulse.loop")
     now = loop.utcnow()
-    schedule, claims = claiming("uptime", [(1, now), (2, now)], bounded=True)
-    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher(waiting=11))
+    declared, claims = claiming("uptime", [(1, now), (2, now)], bounded=True)
+    runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher(waiting=11))
     runner.bound = 10
 
     runner.claim_and_send()
@@ -228,8 +226,8 @@ def test_a_bounded_loop_skips_what_comes_due_while_its_queue_is_over_the_bound(t
 
 def test_a_loop_that_is_not_bounded_never_asks_how_much_waits(turns):
     now = loop.utcnow()
-    schedule, _ = claiming("oncall", [(1, now)])
-    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher(waiting=1_000_000))
+    declared, _ = claiming("oncall", [(1, now)])
+    runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher(waiting=1_000_000))
 
     runner.claim_and_send()
 
@@ -251,11 +249,11 @@ def test_a_publisher_reads_how_many_messages_wait_in_a_queue(settings, rabbit):
 def test_a_loop_whose_queue_is_paused_claims_nothing_until_it_resumes(turns, caplog, monkeypatch):
     caplog.set_level(logging.INFO, logger="pulse.loop")
     now = loop.utcnow()
-    schedule, claims = claiming("oncall", [(1, now)])
-    runner = loop.Runner(schedule, turns(), threading.Event(), publisher := Publisher())
+    declared, claims = claiming("oncall", [(1, now)])
+    runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher())
 
     monkeypatch.setattr(pause, "paused", frozenset({"oncall"}))
-    assert runner.step() == loop.TAKE_EVERY and runner.step() == loop.TAKE_EVERY
+    assert runner.step() == loop.TAKE_EVERY_S and runner.step() == loop.TAKE_EVERY_S
     assert claims == [] and publisher.sent == []  # the escalation waits: nothing claimed, so nothing lost
     monkeypatch.setattr(pause, "paused", frozenset({"uptime"}))  # another queue's pause changes nothing here
     runner.step()

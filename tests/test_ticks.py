@@ -13,9 +13,9 @@ from dramatiq.errors import ConnectionClosed
 
 from pulse.broker import setup_broker
 from pulse.models import Heartbeat
-from pulse.ticks import UtcCron
-from schedules.cleanup import daily_cleanup
-from schedules.heartbeat import heartbeat
+from pulse.ticks import UtcCron, tick
+from schedules.cleanup import cleanup_tick
+from schedules.heartbeat import heartbeat_tick
 from tests.support.wait import wait_for
 
 #: periodiq's line for each tick it sends, with the time it sends it for.
@@ -32,15 +32,15 @@ def broker_down(monkeypatch):
 
 def test_a_tick_periodiq_cannot_send_is_logged_and_skipped(broker_down, caplog):
     with caplog.at_level(logging.ERROR, logger="pulse.ticks"):
-        assert heartbeat.send_with_options(scheduled_at="2026-12-01T00:00:00+00:00") is None
-    assert "Tick heartbeat of 2026-12-01T00:00:00+00:00 not sent, RabbitMQ is unreachable (ConnectionClosed)" in (
+        assert heartbeat_tick.send_with_options(scheduled_at="2026-12-01T00:00:00+00:00") is None
+    assert "heartbeat_tick of 2026-12-01T00:00:00+00:00 not sent, RabbitMQ is unreachable (ConnectionClosed)" in (
         caplog.text
     )
 
 
 def test_any_other_send_of_a_tick_raises(broker_down):
     with pytest.raises(ConnectionClosed):
-        heartbeat.send()
+        heartbeat_tick.send()
 
 
 def test_a_tick_that_meets_a_database_outage_is_skipped_with_one_warning(monkeypatch, caplog):
@@ -49,9 +49,9 @@ def test_a_tick_that_meets_a_database_outage_is_skipped_with_one_warning(monkeyp
 
     monkeypatch.setattr(Heartbeat, "beat", staticmethod(lambda name: unavailable()))
     with caplog.at_level(logging.WARNING, logger="pulse.ticks"):
-        assert heartbeat() is None  # not raised: nothing to retry, nothing to dead-letter
+        assert heartbeat_tick() is None  # not raised: nothing to retry, nothing to dead-letter
     assert [r.getMessage() for r in caplog.records] == [
-        "Tick heartbeat skipped: the database is unavailable (connection to server at 127.0.0.1, port 5432 failed: "
+        "heartbeat_tick skipped: the database is unavailable (connection to server at 127.0.0.1, port 5432 failed: "
         "Connection refused); the next tick tries again."
     ]
 
@@ -60,8 +60,16 @@ def test_every_tick_reads_its_cron_in_utc():
     import schedules  # noqa: F401 - declares every tick
 
     ticks = [actor for actor in setup_broker().actors.values() if "periodic" in actor.options]
-    assert daily_cleanup in ticks
+    assert cleanup_tick in ticks
     assert all(isinstance(actor.options["periodic"], UtcCron) for actor in ticks), ticks
+    assert all(actor.actor_name.endswith("_tick") for actor in ticks), ticks
+
+
+def test_a_tick_is_named_as_one():
+    with pytest.raises(ValueError, match="a tick's name ends in _tick: sweep"):
+
+        @tick("cleanup", "* * * * *")
+        def sweep() -> None: ...
 
 
 @pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata", "Pacific/Chatham", "UTC"])
@@ -77,7 +85,7 @@ def test_every_tick_reads_its_cron_in_utc():
 def test_the_daily_cleanup_comes_due_at_midnight_utc_in_any_local_zone(zone, now):
     """periodiq asks with its own `pendulum.now()`, in the process's zone: the answer is the next
     00:00 UTC, and the zone's own midnight is not a time to run."""
-    spec = daily_cleanup.options["periodic"]
+    spec = cleanup_tick.options["periodic"]
     local = pendulum.parse(now).in_timezone(zone)
     due = spec.next_valid_date(local)
     assert due == pendulum.parse(now).add(days=1).start_of("day")

@@ -13,8 +13,8 @@ from tests.support.worker import free_port, metric
 
 
 def test_the_ticks_are_daily_at_midnight_and_every_five_minutes():
-    assert (str(ticks.daily_cleanup.options["periodic"]), ticks.daily_cleanup.queue_name) == ("0 0 * * *", "cleanup")
-    assert (str(ticks.rollups.options["periodic"]), ticks.rollups.queue_name) == ("*/5 * * * *", "cleanup")
+    assert (str(ticks.cleanup_tick.options["periodic"]), ticks.cleanup_tick.queue_name) == ("0 0 * * *", "cleanup")
+    assert (str(ticks.rollup_tick.options["periodic"]), ticks.rollup_tick.queue_name) == ("*/5 * * * *", "cleanup")
 
 
 def test_a_worker_rolls_up_cleans_up_and_counts_what_it_deleted(workers, component):

@@ -73,11 +73,11 @@ def test_health_names_what_is_wrong(database, rabbit):
 
 
 def test_health_passes_once_the_heartbeat_tick_ran_on_a_worker(database, rabbit):
-    from schedules.heartbeat import heartbeat
+    from schedules.heartbeat import heartbeat_tick
 
     worker = WorkerProcess("--queues", "cleanup").wait_ready()
     try:
-        heartbeat.send()
+        heartbeat_tick.send()
         wait_for(lambda: Heartbeat.get_or_none(Heartbeat.name == SCHEDULER), "the heartbeat row")
     finally:
         worker.stop()
@@ -100,7 +100,7 @@ def test_the_scheduler_starts_and_registers_the_heartbeat(settings):
         assert scheduler.stdout
         for line in scheduler.stdout:
             lines.append(line)
-            if "schedules.heartbeat:heartbeat@cleanup" in line:
+            if "schedules.heartbeat:heartbeat_tick@cleanup" in line:
                 break
         assert scheduler.poll() is None, "".join(lines)
         assert all(json.loads(line)["level"] for line in lines[1:]), "JSON log lines"
@@ -203,7 +203,7 @@ def test_run_starts_workers_and_scheduler_and_a_signal_stops_both(stop, database
         for line in run.stdout:
             lines.append(line)
             text = "".join(lines)
-            if "schedules.heartbeat:heartbeat@cleanup" in text and all(
+            if "schedules.heartbeat:heartbeat_tick@cleanup" in text and all(
                 f"{name} loop: running in this process." in text for name in LOOPS
             ):
                 started.set()

@@ -24,7 +24,7 @@ COMPONENTS, QUERIES = 5, 3
 
 
 def ticks(scheduler):
-    return scheduler.output.count("Scheduling Actor(heartbeat) at")
+    return scheduler.output.count("Scheduling Actor(heartbeat_tick) at")
 
 
 @pytest.mark.minutes

@@ -8,12 +8,12 @@ import dramatiq
 import pendulum
 
 from pulse.ticks import Tick
-from schedules.cleanup import daily_cleanup
+from schedules.cleanup import cleanup_tick
 
 SOON = [pendulum.now("UTC").add(minutes=n) for n in range(3)]
 #: The UTC (hour, minute) of the slots it may be sent for.
 SLOTS = {(slot.hour, slot.minute) for slot in SOON}
-SPEC = daily_cleanup.options["periodic"].replace(
+SPEC = cleanup_tick.options["periodic"].replace(
     m=sorted({slot.minute for slot in SOON}), h=sorted({slot.hour for slot in SOON})
 )
 

@@ -1,4 +1,4 @@
-"""Scheduling checks (`pulse.uptime.schedule`): claims on each component's grid, every slot sent once and on time."""
+"""Which checks are due (`pulse.uptime.due`): claims on each component's grid, every slot sent once and on time."""
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from pulse.db import db
 from pulse.models import Component, UptimeCheck, utcnow
-from pulse.uptime import schedule as scheduling
+from pulse.uptime import due
 from tests.support.wait import wait_for
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -19,13 +19,13 @@ def test_claims_follow_each_components_grid_and_skip_missed_slots(make_component
     make_component(target, key="paused", paused=True, next_check_at=T0)
     make_component(target, key="new")
 
-    claimed = dict(scheduling.claim(T0 + timedelta(milliseconds=300)))
+    claimed = dict(due.claim(T0 + timedelta(milliseconds=300)))
 
     assert claimed == {on_time.id: T0, behind.id: T0 - timedelta(seconds=30)}
     assert Component.get_by_id(on_time.id).next_check_at == T0 + timedelta(seconds=15)
     assert Component.get_by_id(behind.id).next_check_at == T0 + timedelta(seconds=30)  # on its grid, not now+60
-    assert scheduling.claim(T0 + timedelta(milliseconds=300)) == []
-    assert scheduling.start_new(T0) == 1
+    assert due.claim(T0 + timedelta(milliseconds=300)) == []
+    assert due.start_new(T0) == 1
     assert T0 <= Component.get(Component.key == "new").next_check_at <= T0 + timedelta(seconds=30)
 
 
@@ -40,14 +40,14 @@ def test_two_schedulers_claiming_at_once_never_double_a_slot(make_component, tar
         try:
             for _ in range(5):
                 with db.atomic():
-                    claimed.extend(scheduling.claim(T0, limit=17))
+                    claimed.extend(due.claim(T0, limit=17))
         finally:
             db.close()
         return claimed
 
     with ThreadPoolExecutor(4) as pool:
         claims = [c for claimed in pool.map(claimer, range(4)) for c in claimed]
-    rest = scheduling.claim(T0)
+    rest = due.claim(T0)
 
     assert len(claims + rest) == 200
     assert len(set(claims + rest)) == 200

@@ -23,7 +23,7 @@ def cleanup(run_id: int | None = None) -> None:
     """Clean up (`pulse.cleanup.run`) for up to 10 minutes; a run not finished by then goes on in
     a new message, under the same ``run_id``."""
     outcome = cleanup_run.run(
-        dead_letters=timedelta(days=get_settings().dead_letter_retention), run_id=run_id, deleted=rows_deleted
+        dead_letters=timedelta(days=get_settings().dead_letter_retention_days), run_id=run_id, deleted=rows_deleted
     )
     if not outcome.finished:
         cleanup.send(outcome.run_id)

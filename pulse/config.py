@@ -22,6 +22,13 @@ SECRETS = frozenset({"resend_api_key", "twilio_auth_token", "vapid_private_key",
 RENAMED = {
     "PULSE_ALLOW_PRIVATE_TARGETS": "PULSE_CHECK_ALLOW_PRIVATE",
     "PULSE_ALLOW_LINK_LOCAL_TARGETS": "PULSE_CHECK_ALLOW_LINK_LOCAL",
+    # A setting's name ends in its unit.
+    "PULSE_TIME_LIMIT_S": "PULSE_TIME_LIMIT",
+    "PULSE_TIME_LIMIT_GRACE_S": "PULSE_TIME_LIMIT_GRACE",
+    "PULSE_HEARTBEAT_MAX_AGE_S": "PULSE_HEARTBEAT_MAX_AGE",
+    "PULSE_NOTIFY_TIMEOUT_S": "PULSE_NOTIFY_TIMEOUT",
+    "PULSE_MAX_MEMORY_PER_PROCESS_MIB": "PULSE_MAX_MEMORY_PER_PROCESS",
+    "PULSE_DEAD_LETTER_RETENTION_DAYS": "PULSE_DEAD_LETTER_RETENTION",
 }
 
 
@@ -40,20 +47,20 @@ class Settings:
     rabbitmq_api_url: RabbitMQ management API (for unacked counts and queue types), or several
       separated by commas, tried in order; derived from the broker URL's nodes.
     max_retries: retries of a transiently failing message before it is dead-lettered.
-    time_limit: default time limit of an actor, in seconds.
-    time_limit_grace: seconds a message may run past its time limit (stuck in code the limit cannot
+    time_limit_s: default time limit of an actor, in seconds.
+    time_limit_grace_s: seconds a message may run past its time limit (stuck in code the limit cannot
       interrupt) before its worker process is replaced.
     max_messages_per_process: messages a worker process processes before the worker processes of its
       run are restarted (`pulse.middleware.recycling`; 0: never).
-    max_memory_per_process: MiB of resident memory past which a worker process has the worker
+    max_memory_per_process_mib: MiB of resident memory past which a worker process has the worker
       processes of its run restarted (0: never).
     backlog_bound: messages waiting in the `uptime` or `metrics` queue past which its loop skips the
       checks or polls coming due, stale before a worker could take them (`pulse.loop`; 0: never).
-    heartbeat_max_age: seconds after which the scheduler heartbeat counts as stale.
+    heartbeat_max_age_s: seconds after which the scheduler heartbeat counts as stale.
     allow_private_targets: outgoing requests (uptime checks, and notification deliveries to
       webhooks, Slack, Discord, Teams and Web Push) may reach private and loopback addresses.
     allow_link_local_targets: they may reach link-local and cloud-metadata addresses.
-    notify_timeout: seconds for one notification delivery (connect, send, answer).
+    notify_timeout_s: seconds for one notification delivery (connect, send, answer).
     public_url: the status page's address; notifications link to it.
     email_from: the sender of notification emails, e.g. ``Pulse <alerts@example.com>``.
     resend_api_key: Resend API key; when set, email goes through Resend.
@@ -67,7 +74,7 @@ class Settings:
     ack_url: where a page's acknowledgement link points (the web application's endpoint, or
       ``pulse oncall ack-server``'s); pages carry a link only when it and ``ack_secret`` are set.
     ack_secret: the key that signs acknowledgement links, at least 32 characters.
-    dead_letter_retention: days a dead-letter record is kept (`pulse dlq`), then deleted by cleanup.
+    dead_letter_retention_days: days a dead-letter record is kept (`pulse dlq`), then deleted by cleanup.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -78,15 +85,15 @@ class Settings:
     metrics_dir: str = os.path.join(tempfile.gettempdir(), "pulse-metrics")
     rabbitmq_api_url: str = ""
     max_retries: int = 3
-    time_limit: int = 300
-    time_limit_grace: int = 30
+    time_limit_s: int = 300
+    time_limit_grace_s: int = 30
     max_messages_per_process: int = 50_000
-    max_memory_per_process: int = 200
+    max_memory_per_process_mib: int = 200
     backlog_bound: int = 1000
-    heartbeat_max_age: int = 180
+    heartbeat_max_age_s: int = 180
     allow_private_targets: bool = True
     allow_link_local_targets: bool = False
-    notify_timeout: float = 10.0
+    notify_timeout_s: float = 10.0
     public_url: str = ""
     email_from: str = ""
     resend_api_key: str = ""
@@ -100,7 +107,7 @@ class Settings:
     vapid_subject: str = ""
     ack_url: str = ""
     ack_secret: str = ""
-    dead_letter_retention: int = 30
+    dead_letter_retention_days: int = 30
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -315,18 +322,18 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "rabbitmq_api_url": _urls(_url(("http", "https"), "http://user:password@host:15672")),
     "max_retries": _number(0, 20, "the number of retries"),
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
-    "time_limit": _number(1, 1500, "the time limit in seconds"),
-    "time_limit_grace": _number(1, 240, "the grace in seconds"),
+    "time_limit_s": _number(1, 1500, "the time limit in seconds"),
+    "time_limit_grace_s": _number(1, 240, "the grace in seconds"),
     # Not Celery's 1,000: a restart replaces every worker process of the run and takes about 4 s
     # (pulse.middleware.recycling); at 12.5 messages/s a process (20,000 checks a minute on two
     # processes) 1,000 would restart them every 80 s, 5 % of the time without workers.
     "max_messages_per_process": _number(0, 100_000_000, "the number of messages"),
-    "max_memory_per_process": _number(0, 1_048_576, "the memory in MiB"),
+    "max_memory_per_process_mib": _number(0, 1_048_576, "the memory in MiB"),
     "backlog_bound": _number(0, 1_000_000, "the number of messages"),
-    "heartbeat_max_age": _number(60, 86400, "the heartbeat age in seconds"),
+    "heartbeat_max_age_s": _number(60, 86400, "the heartbeat age in seconds"),
     "allow_private_targets": _bool,
     "allow_link_local_targets": _bool,
-    "notify_timeout": _number(0.1, 120, "the timeout in seconds", whole=False),
+    "notify_timeout_s": _number(0.1, 120, "the timeout in seconds", whole=False),
     "public_url": _url(("http", "https"), "https://status.example.com"),
     "email_from": str,
     "resend_api_key": str,
@@ -340,7 +347,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "vapid_subject": str,
     "ack_url": _url(("http", "https"), "https://status.example.com/ack"),
     "ack_secret": _secret(32),
-    "dead_letter_retention": _number(1, 3650, "the retention in days"),
+    "dead_letter_retention_days": _number(1, 3650, "the retention in days"),
 }
 
 

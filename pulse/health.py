@@ -19,7 +19,7 @@ from pulse.models.heartbeat import SCHEDULER
 from pulse.runs import alive, live_directories
 
 #: A worker process that has not beaten for this many seconds is frozen, or held by a message
-#: stuck in C (which the watchdog replaces `PULSE_TIME_LIMIT_GRACE` past its time limit).
+#: stuck in C (which the watchdog replaces `PULSE_TIME_LIMIT_GRACE_S` past its time limit).
 STALE_AFTER = 15 * BEAT_EVERY
 
 
@@ -48,9 +48,9 @@ def probe_scheduler(settings: Settings) -> str:
     if row is None:
         raise RuntimeError("no scheduler heartbeat yet: is `periodiq pulse.actors` running, and a worker on 'cleanup'?")
     age = (utcnow() - row.beat_at).total_seconds()
-    if age > settings.heartbeat_max_age:
+    if age > settings.heartbeat_max_age_s:
         raise RuntimeError(
-            f"last scheduler heartbeat {age:.0f} s ago (limit {settings.heartbeat_max_age} s): "
+            f"last scheduler heartbeat {age:.0f} s ago (limit {settings.heartbeat_max_age_s} s): "
             "is `periodiq pulse.actors` running, and a worker on 'cleanup'?"
         )
     return f"last heartbeat {age:.0f} s ago"

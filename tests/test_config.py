@@ -18,7 +18,7 @@ def test_defaults_need_no_environment():
     assert settings.vhost == "/"
     assert settings.database_name == "pulse"
     assert settings.rabbitmq_api_url == "http://guest:guest@127.0.0.1:15672"
-    assert (settings.max_messages_per_process, settings.max_memory_per_process) == (50_000, 200)
+    assert (settings.max_messages_per_process, settings.max_memory_per_process_mib) == (50_000, 200)
 
 
 def test_it_reads_every_variable():
@@ -29,10 +29,10 @@ def test_it_reads_every_variable():
             "PULSE_LOG_LEVEL": "debug",
             "PULSE_METRICS_PORT": "9000",
             "PULSE_MAX_RETRIES": "5",
-            "PULSE_TIME_LIMIT": "60",
+            "PULSE_TIME_LIMIT_S": "60",
             "PULSE_MAX_MESSAGES_PER_PROCESS": "1000",
-            "PULSE_MAX_MEMORY_PER_PROCESS": "0",
-            "PULSE_NOTIFY_TIMEOUT": "2.5",
+            "PULSE_MAX_MEMORY_PER_PROCESS_MIB": "0",
+            "PULSE_NOTIFY_TIMEOUT_S": "2.5",
             "PULSE_ALLOW_PRIVATE_TARGETS": "false",
             "PULSE_ALLOW_LINK_LOCAL_TARGETS": "true",
         }
@@ -42,9 +42,9 @@ def test_it_reads_every_variable():
     assert settings.log_level == "DEBUG"
     assert settings.metrics_port == 9000
     assert settings.max_retries == 5
-    assert settings.time_limit == 60
-    assert (settings.max_messages_per_process, settings.max_memory_per_process) == (1000, 0)
-    assert settings.notify_timeout == 2.5
+    assert settings.time_limit_s == 60
+    assert (settings.max_messages_per_process, settings.max_memory_per_process_mib) == (1000, 0)
+    assert settings.notify_timeout_s == 2.5
     assert (settings.allow_private_targets, settings.allow_link_local_targets) == (False, True)
     assert settings.rabbitmq_api_url == "https://u:p@rabbit.example:15672"
 
@@ -65,13 +65,13 @@ def test_it_reads_every_variable():
         ("PULSE_METRICS_PORT", "nine", "not a whole number"),
         ("PULSE_METRICS_DIR", "relative/dir", "not an absolute path"),
         ("PULSE_MAX_RETRIES", "-1", "between 0 and 20"),
-        ("PULSE_TIME_LIMIT", "1800", "between 1 and 1500"),
-        ("PULSE_HEARTBEAT_MAX_AGE", "10", "between 60 and 86400"),
+        ("PULSE_TIME_LIMIT_S", "1800", "between 1 and 1500"),
+        ("PULSE_HEARTBEAT_MAX_AGE_S", "10", "between 60 and 86400"),
         ("PULSE_MAX_MESSAGES_PER_PROCESS", "-1", "between 0 and 100000000"),
-        ("PULSE_MAX_MEMORY_PER_PROCESS", "200MB", "not a whole number"),
+        ("PULSE_MAX_MEMORY_PER_PROCESS_MIB", "200MB", "not a whole number"),
         ("PULSE_RABBITMQ_API_URL", "ftp://host", "not a valid URL"),
-        ("PULSE_NOTIFY_TIMEOUT", "0", "between 0.1 and 120"),
-        ("PULSE_NOTIFY_TIMEOUT", "soon", "not a number"),
+        ("PULSE_NOTIFY_TIMEOUT_S", "0", "between 0.1 and 120"),
+        ("PULSE_NOTIFY_TIMEOUT_S", "soon", "not a number"),
         ("PULSE_ALLOW_PRIVATE_TARGETS", "maybe", "not a boolean"),
         ("PULSE_BROKER_URL", "amqp://a:5672/v,rabbit", "node 2: not a valid URL"),
         ("PULSE_BROKER_URL", "amqp://a:5672/one,amqp://b:5672/two", "every node's URL must name the same vhost"),
@@ -102,6 +102,19 @@ def test_a_renamed_setting_still_works_under_its_old_name_with_a_warning():
         "PULSE_ALLOW_PRIVATE_TARGETS is set"
     ]
     assert renamed_in_use({}) == []
+
+
+def test_a_setting_named_before_its_unit_was_still_works_with_a_warning():
+    old = {"PULSE_TIME_LIMIT": "60", "PULSE_NOTIFY_TIMEOUT": "2.5", "PULSE_DEAD_LETTER_RETENTION": "7"}
+    settings = Settings.from_env(old)
+    assert (settings.time_limit_s, settings.notify_timeout_s, settings.dead_letter_retention_days) == (60, 2.5, 7)
+    assert renamed_in_use(old) == [
+        "PULSE_TIME_LIMIT is now called PULSE_TIME_LIMIT_S: rename it",
+        "PULSE_NOTIFY_TIMEOUT is now called PULSE_NOTIFY_TIMEOUT_S: rename it",
+        "PULSE_DEAD_LETTER_RETENTION is now called PULSE_DEAD_LETTER_RETENTION_DAYS: rename it",
+    ]
+    with pytest.raises(ConfigError, match=r"^PULSE_TIME_LIMIT: "):
+        Settings.from_env({"PULSE_TIME_LIMIT": "5m"})
 
 
 def test_it_reports_every_bad_variable_at_once():

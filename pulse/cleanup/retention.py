@@ -71,7 +71,7 @@ _ORGANIZATION = "JOIN organization g ON g.id = t.organization_id"
 
 def tables(dead_letters: timedelta) -> list[Table]:
     """Every table cleanup deletes from, in the order it does (a row before what it refers to);
-    ``dead_letters``: how long dead-letter records are kept (`PULSE_DEAD_LETTER_RETENTION`)."""
+    ``dead_letters``: how long dead-letter records are kept (`PULSE_DEAD_LETTER_RETENTION_DAYS`)."""
     return [
         *(Table(k.raw, "scheduled_at", f"{k.owner}, scheduled_at", k.rule, _owned(k), kind=k) for k in rollups.KINDS),
         Table("notification", "created_at", "id", "notifications", _ORGANIZATION,

@@ -29,7 +29,7 @@ def cleanup(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     from pulse.models import utcnow
 
     current = settings()
-    report = retention.clean(utcnow(), dead_letters=timedelta(days=current.dead_letter_retention), dry_run=True)
+    report = retention.clean(utcnow(), dead_letters=timedelta(days=current.dead_letter_retention_days), dry_run=True)
     show(report, as_json, verb="would delete")
 
 
@@ -41,7 +41,7 @@ def run_now(as_json: bool) -> None:
     from pulse.cleanup import run
 
     current = settings()
-    outcome = run.run(dead_letters=timedelta(days=current.dead_letter_retention), budget_s=3600)
+    outcome = run.run(dead_letters=timedelta(days=current.dead_letter_retention_days), budget_s=3600)
     if outcome.report is None:
         fail("another cleanup is running (a worker's): try again when it is done")
     show(outcome.report, as_json, verb="deleted", run_id=outcome.run_id, seconds=outcome.seconds)

@@ -83,7 +83,7 @@ class Beat(dramatiq.Middleware):
             "actor": message.actor_name,
             "queue": message.queue_name,
             "since": now,
-            "until": now + (limit / 1000 if limit else self.settings.time_limit),
+            "until": now + (limit / 1000 if limit else self.settings.time_limit_s),
         }
 
     def after_process_message(

@@ -85,8 +85,8 @@ class Recycling(dramatiq.Middleware):
         booted = self.resident()
         if self.max_memory and booted >= self.max_memory * MIB:
             logger.warning(
-                "PULSE_MAX_MEMORY_PER_PROCESS=%d MiB is less than this worker process holds after booting (%.0f MiB): "
-                "it is not recycled for its memory.",
+                "PULSE_MAX_MEMORY_PER_PROCESS_MIB=%d MiB is less than this worker process holds after booting "
+                "(%.0f MiB): it is not recycled for its memory.",
                 self.max_memory,
                 booted / MIB,
             )
@@ -106,7 +106,7 @@ class Recycling(dramatiq.Middleware):
             why = f"processed {processed} messages (PULSE_MAX_MESSAGES_PER_PROCESS={self.max_messages})"
             self.reload(logging.INFO, why, self.resident())
         elif self.max_memory and (resident := self.resident()) > self.max_memory * MIB:
-            why = f"went past PULSE_MAX_MEMORY_PER_PROCESS={self.max_memory} MiB after {processed} messages"
+            why = f"went past PULSE_MAX_MEMORY_PER_PROCESS_MIB={self.max_memory} MiB after {processed} messages"
             self.reload(logging.WARNING, why, resident)
 
     def before_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:

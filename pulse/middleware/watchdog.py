@@ -40,9 +40,9 @@ from pulse.runs import alive, run_directory
 
 logger = logging.getLogger(__name__)
 
-# One slot per worker thread: when the message's time is up (time.monotonic(), the same clock in
-# every process of the machine; 0 for a free slot), then its id, actor and queue.
-SLOT = struct.Struct("<d40s64s48s")
+# One entry per worker thread: when the message's time is up (time.monotonic(), the same clock in
+# every process of the machine; 0 for a free one), then its id, actor and queue.
+ENTRY = struct.Struct("<d40s64s48s")
 SCAN_EVERY = 1.0  # seconds
 
 COUNT = """
@@ -59,8 +59,8 @@ class RunawayError(PermanentError, MiddlewareError):
     message with it; a `PermanentError`, so that it is not retried.)"""
 
 
-def slots_directory(settings: Settings) -> str:
-    """Where the worker processes of this dramatiq run and its watchdog share their slots."""
+def entries_directory(settings: Settings) -> str:
+    """Where the worker processes of this dramatiq run and its watchdog share their entries."""
     return os.path.join(run_directory(settings.metrics_dir), "watchdog")
 
 
@@ -79,8 +79,8 @@ class Watchdog(dramatiq.Middleware):
         self.settings = settings
         self.time_limit = time_limit
         self.grace_s = grace_s
-        self.slots: mmap.mmap | None = None
-        self.slot = threading.local()
+        self.entries: mmap.mmap | None = None
+        self.entry = threading.local()
         self.capacity = self.taken = 0
         self.lock = threading.Lock()
 
@@ -89,12 +89,12 @@ class Watchdog(dramatiq.Middleware):
         return [watch]
 
     def after_worker_boot(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
-        directory = slots_directory(self.settings)
+        directory = entries_directory(self.settings)
         os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, f"{os.getpid()}.slots")
+        path = os.path.join(directory, f"{os.getpid()}.entries")
         with open(path, "wb+") as file:
-            file.truncate(SLOT.size * worker.worker_threads)
-            self.slots = mmap.mmap(file.fileno(), 0)
+            file.truncate(ENTRY.size * worker.worker_threads)
+            self.entries = mmap.mmap(file.fileno(), 0)
         self.capacity, self.taken = worker.worker_threads, 0
 
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
@@ -105,9 +105,9 @@ class Watchdog(dramatiq.Middleware):
             return
         actor = broker.get_actor(message.actor_name)
         limit = message.options.get("time_limit") or actor.options.get("time_limit", self.time_limit)
-        SLOT.pack_into(
-            self.slots,  # type: ignore[arg-type]
-            index * SLOT.size,
+        ENTRY.pack_into(
+            self.entries,  # type: ignore[arg-type]
+            index * ENTRY.size,
             time.monotonic() + limit / 1000,
             message.message_id.encode()[:40],
             message.actor_name.encode()[:64],
@@ -123,19 +123,19 @@ class Watchdog(dramatiq.Middleware):
         self._free()
 
     def _index(self) -> int | None:
-        """This thread's slot (None in a process this middleware did not boot, or past its threads)."""
-        index = getattr(self.slot, "index", None)
-        if index is None and self.slots is not None:
+        """This thread's entry (None in a process this middleware did not boot, or past its threads)."""
+        index = getattr(self.entry, "index", None)
+        if index is None and self.entries is not None:
             with self.lock:
                 if self.taken < self.capacity:
-                    index = self.slot.index = self.taken
+                    index = self.entry.index = self.taken
                     self.taken += 1
         return index
 
     def _free(self) -> None:
-        index = getattr(self.slot, "index", None)
-        if index is not None and self.slots is not None:
-            struct.pack_into("<d", self.slots, index * SLOT.size, 0.0)
+        index = getattr(self.entry, "index", None)
+        if index is not None and self.entries is not None:
+            struct.pack_into("<d", self.entries, index * ENTRY.size, 0.0)
 
     def _refuse_a_runaway(self, broker: dramatiq.Broker, message: Any) -> None:
         """A redelivered message that was killed as often as its retries allow fails for good now."""
@@ -156,7 +156,7 @@ def watch() -> int:
     """The watchdog (a dramatiq fork process): every `SCAN_EVERY` seconds, replace the worker
     processes whose message is `grace_s` past its time limit."""
     settings = get_settings()
-    directory = slots_directory(settings)
+    directory = entries_directory(settings)
     os.makedirs(directory, exist_ok=True)
     suspects: set[tuple[int, bytes, float]] = set()
     while True:
@@ -171,21 +171,22 @@ def _scan(settings: Settings, directory: str, suspects: set[tuple[int, bytes, fl
     """Replace the processes overdue in this scan and the last; return this scan's overdue ones."""
     now = time.monotonic()
     seen = set()
-    for pid, slot in _running(directory):
-        deadline, message_id, actor, queue = SLOT.unpack(slot)
-        if deadline and now > deadline + settings.time_limit_grace:
+    for pid, entry in _running(directory):
+        deadline, message_id, actor, queue = ENTRY.unpack(entry)
+        if deadline and now > deadline + settings.time_limit_grace_s:
             key = (pid, message_id, deadline)
             seen.add(key)
-            if key in suspects:  # overdue in two scans in a row: not a slot half written
+            if key in suspects:  # overdue in two scans in a row: not an entry half written
                 _replace(settings, pid, now - deadline, *(_text(b) for b in (message_id, actor, queue)))
     return seen
 
 
 def _running(directory: str) -> list[tuple[int, bytes]]:
-    """The slots of every live worker process; the files of dead ones are removed."""
+    """The entries of every live worker process; the files of dead ones are removed."""
     found: list[tuple[int, bytes]] = []
     for name in os.listdir(directory):
-        pid = int(name.partition(".")[0]) if name.endswith(".slots") and name[:-6].isdigit() else None
+        stem = name.removesuffix(".entries")
+        pid = int(stem) if stem != name and stem.isdigit() else None
         if pid is None:
             continue
         path = os.path.join(directory, name)
@@ -197,7 +198,7 @@ def _running(directory: str) -> list[tuple[int, bytes]]:
                 data = file.read()
         except FileNotFoundError:
             continue
-        found.extend((pid, data[i : i + SLOT.size]) for i in range(0, len(data) - SLOT.size + 1, SLOT.size))
+        found.extend((pid, data[i : i + ENTRY.size]) for i in range(0, len(data) - ENTRY.size + 1, ENTRY.size))
     return found
 
 

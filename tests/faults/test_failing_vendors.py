@@ -29,7 +29,7 @@ def test_a_silent_and_a_failing_vendor_are_dead_lettered_while_the_others_delive
         vendors.script("webhook", *[Hang()] * 50)  # never answers
         vendors.script("discord", *[Fail(500)] * 50)  # always fails
         # Two threads, one second per delivery attempt, two retries.
-        workers(threads=2, env={"PULSE_NOTIFY_TIMEOUT": "1", "PULSE_MAX_RETRIES": "2"})
+        workers(threads=2, env={"PULSE_NOTIFY_TIMEOUT_S": "1", "PULSE_MAX_RETRIES": "2"})
 
         started = time.monotonic()
         for _ in range(EVENTS):

@@ -94,7 +94,7 @@ def escalations() -> Counter:
 @pytest.mark.minutes
 def test_a_worker_killed_mid_page_loses_and_doubles_no_page(database, rabbit, vendors, provider_env, workers):
     vendors.script("twilio", Hang())  # the first SMS page is in flight when its worker dies
-    first = workers(threads=8, env={**provider_env, "PULSE_NOTIFY_TIMEOUT": "120"})  # it hangs until then
+    first = workers(threads=8, env={**provider_env, "PULSE_NOTIFY_TIMEOUT_S": "120"})  # it hangs until then
     alerts_opened(ALERTS)
     wait_for(lambda: sent() == ALERTS * LEVEL_1 - 1, "every other page", timeout=60)
     assert len(vendors.attempts("twilio")) == ALERTS  # the one held among them

@@ -1,6 +1,6 @@
 """Drill 17: worker processes recycled, for their memory and for the messages they processed.
 
-A worker process past PULSE_MAX_MEMORY_PER_PROCESS or PULSE_MAX_MESSAGES_PER_PROCESS asks its
+A worker process past PULSE_MAX_MEMORY_PER_PROCESS_MIB or PULSE_MAX_MESSAGES_PER_PROCESS asks its
 ``dramatiq`` main process (SIGHUP) to restart its worker processes; each finishes the messages it
 runs and hands back the ones it holds. "Nothing lost, nothing twice": every message is started
 once and finished once, across the processes replaced and their replacements; the main process
@@ -54,7 +54,7 @@ def assert_quiet(output):
 def test_a_leaking_actors_process_is_replaced_and_no_message_is_lost_or_run_twice(workers):
     # A fresh process holds about 95 MiB; each message leaks 10 and takes 0.3 s, so restarts come
     # while messages run and others wait in the processes' prefetch.
-    env = {"PULSE_MAX_MEMORY_PER_PROCESS": "150", "PULSE_MAX_MESSAGES_PER_PROCESS": "0", **metrics_port()}
+    env = {"PULSE_MAX_MEMORY_PER_PROCESS_MIB": "150", "PULSE_MAX_MESSAGES_PER_PROCESS": "0", **metrics_port()}
     worker = workers(processes=2, threads=2, env=env)
     keys = [f"leak-{i}" for i in range(40)]
     for key in keys:
@@ -65,7 +65,7 @@ def test_a_leaking_actors_process_is_replaced_and_no_message_is_lost_or_run_twic
     assert once_each(keys)
     assert len(pids(keys)) > 2  # the first two processes were replaced
     assert worker.process.poll() is None  # restarted in place: the same main process, still running
-    assert "went past PULSE_MAX_MEMORY_PER_PROCESS=150 MiB" in worker.output
+    assert "went past PULSE_MAX_MEMORY_PER_PROCESS_MIB=150 MiB" in worker.output
     assert_quiet(worker.output)
 
 

@@ -17,7 +17,7 @@ from tests.support.wait import wait_for
 
 GRACE_S = 2
 OTHERS = 20
-ENV = {"PULSE_TIME_LIMIT_GRACE": str(GRACE_S)}
+ENV = {"PULSE_TIME_LIMIT_GRACE_S": str(GRACE_S)}
 
 
 def test_a_message_stuck_in_c_gets_its_process_replaced_then_is_dead_lettered(workers):

@@ -81,7 +81,7 @@ def test_a_ceiling_below_what_a_fresh_process_holds_turns_the_memory_limit_off(
 
     assert middleware.max_memory == 0
     [line] = [line for line in json_logs() if line["logger"] == "pulse.middleware.recycling"]
-    assert line["level"] == "warning" and "PULSE_MAX_MEMORY_PER_PROCESS=1 MiB is less than" in line["msg"]
+    assert line["level"] == "warning" and "PULSE_MAX_MEMORY_PER_PROCESS_MIB=1 MiB is less than" in line["msg"]
 
 
 def test_only_one_process_of_a_run_holds_the_reload_lock(settings):

@@ -206,7 +206,7 @@ def test_email_through_resend_carries_the_idempotency_key(acme, vendors, config)
 
 
 def test_a_resend_after_a_lost_answer_is_not_a_second_email(acme, vendors, config):
-    config = dataclasses.replace(config, notify_timeout=0.5)
+    config = dataclasses.replace(config, notify_timeout_s=0.5)
     notification_id = one_notification(acme, "email", {"to": ["ops@acme.example"]})
     deliver(notification_id, config)
     Notification.update(status="pending").where(Notification.id == notification_id).execute()  # as if unrecorded
@@ -341,7 +341,7 @@ def test_it_handles_500_as_transient(acme, vendors, config):
 
 
 def test_it_handles_a_timeout_as_transient(acme, vendors, config):
-    config = dataclasses.replace(config, notify_timeout=0.3)
+    config = dataclasses.replace(config, notify_timeout_s=0.3)
     notification_id = one_notification(acme, "teams", {"url": vendors.teams_workflow()})
     vendors.script("teams", Hang())
 
@@ -562,7 +562,7 @@ def test_every_channel_retries_a_server_error(kind, acme, vendors, config):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_channel_times_out(kind, acme, vendors, config):
-    config = dataclasses.replace(config, notify_timeout=0.3)  # SMTP's too
+    config = dataclasses.replace(config, notify_timeout_s=0.3)  # SMTP's too
     notification_id, settings = setup(kind, acme, vendors, config)
     vendors.script(kind, Hang())
 

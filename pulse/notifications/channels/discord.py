@@ -74,7 +74,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         JSON,
         policy,
         vendor="Discord",
-        timeout_s=settings.notify_timeout,
+        timeout_s=settings.notify_timeout_s,
         reason=_reason,
         pause=_pause,
     )

@@ -132,7 +132,7 @@ def _resend(email: Email, to: list[str], delivery_id: str, settings: Settings) -
         {**JSON, "Authorization": f"Bearer {settings.resend_api_key}", "Idempotency-Key": delivery_id},
         TRUSTED,
         vendor="Resend",
-        timeout_s=settings.notify_timeout,
+        timeout_s=settings.notify_timeout_s,
         reason=json_field("message", "name"),
         reference=field("id"),
     )
@@ -149,9 +149,9 @@ def _smtp(email: Email, to: list[str], delivery_id: str, settings: Settings) -> 
     message.add_alternative(email.html, subtype="html")
     try:
         if url.scheme == "smtps":
-            client: smtplib.SMTP = smtplib.SMTP_SSL(host, url.port or 465, timeout=settings.notify_timeout)
+            client: smtplib.SMTP = smtplib.SMTP_SSL(host, url.port or 465, timeout=settings.notify_timeout_s)
         else:
-            client = smtplib.SMTP(host, url.port or 587, timeout=settings.notify_timeout)
+            client = smtplib.SMTP(host, url.port or 587, timeout=settings.notify_timeout_s)
         with client:
             client.ehlo()
             if url.scheme == "smtp" and client.has_extn("starttls"):

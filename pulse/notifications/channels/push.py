@@ -105,7 +105,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         headers,
         policy,
         vendor="Web Push",
-        timeout_s=settings.notify_timeout,
+        timeout_s=settings.notify_timeout_s,
         reason=json_field("message", "error"),
         reference=lambda response: response.headers.get("location"),
     )

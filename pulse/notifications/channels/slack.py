@@ -61,7 +61,7 @@ def payload(notice: Notice) -> dict[str, Any]:
 def deliver(notice: Notice, destination: Destination, settings: Settings, policy: AddressPolicy) -> Sent:
     """POST to the incoming webhook; Slack answers ``ok`` or a bare error string."""
     url = destination.settings["url"]
-    return post(url, json.dumps(payload(notice)), JSON, policy, vendor="Slack", timeout_s=settings.notify_timeout)
+    return post(url, json.dumps(payload(notice)), JSON, policy, vendor="Slack", timeout_s=settings.notify_timeout_s)
 
 
 # 1 message a second per webhook, and 10 % to spare.

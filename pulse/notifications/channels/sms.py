@@ -60,7 +60,7 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
         {"Content-Type": "application/x-www-form-urlencoded", "Authorization": f"Basic {auth}"},
         TRUSTED,
         vendor="Twilio",
-        timeout_s=settings.notify_timeout,
+        timeout_s=settings.notify_timeout_s,
         reason=_reason,
         reference=field("sid"),
     )

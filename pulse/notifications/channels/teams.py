@@ -69,7 +69,7 @@ def payload(notice: Notice) -> dict[str, Any]:
 def deliver(notice: Notice, destination: Destination, settings: Settings, policy: AddressPolicy) -> Sent:
     """POST the card to the Workflows (or legacy) webhook URL; 202 (or 200) means accepted."""
     url = destination.settings["url"]
-    return post(url, json.dumps(payload(notice)), JSON, policy, vendor="Teams", timeout_s=settings.notify_timeout)
+    return post(url, json.dumps(payload(notice)), JSON, policy, vendor="Teams", timeout_s=settings.notify_timeout_s)
 
 
 # 4 messages a second per webhook, and 10 % to spare.

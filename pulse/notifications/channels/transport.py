@@ -136,7 +136,7 @@ def post(
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       timeout_s: seconds for the whole exchange: connecting, sending, reading the answer
-        (`Settings.notify_timeout`).
+        (`Settings.notify_timeout_s`).
       reason: reads the provider's error reason from a non-2xx answer (default: the body's text).
       reference: reads the provider's id for the message from the 2xx answer, None or "" when it
         gave none (default: none), e.g. `field`; quoted.

@@ -92,7 +92,8 @@ def deliver(notice: Notice, destination: Destination, settings: Settings, policy
     """POST the JSON document, signed when the destination has a secret; any 2xx is delivered."""
     body = json.dumps(payload(notice, destination.delivery_id)).encode()
     signed = headers(destination.delivery_id, notice.kind, int(time.time()), body, destination.settings.get("secret"))
-    return post(destination.settings["url"], body, signed, policy, vendor="Webhook", timeout_s=settings.notify_timeout)
+    url = destination.settings["url"]
+    return post(url, body, signed, policy, vendor="Webhook", timeout_s=settings.notify_timeout_s)
 
 
 CHANNEL = Channel(

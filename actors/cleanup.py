@@ -22,11 +22,11 @@ ROLLUP_BUDGET_S = 200.0  # seconds a rollup pass works, shared by the kinds
 def cleanup(run_id: int | None = None) -> None:
     """Clean up (`pulse.cleanup.run`) for up to 10 minutes; a run not finished by then goes on in
     a new message, under the same ``run_id``."""
-    outcome = cleanup_run.run(
+    step = cleanup_run.run(
         dead_letters=timedelta(days=get_settings().dead_letter_retention_days), run_id=run_id, deleted=rows_deleted
     )
-    if not outcome.finished:
-        cleanup.send(outcome.run_id)
+    if not step.finished:
+        cleanup.send(step.run_id)
 
 
 @dramatiq.actor(queue_name="cleanup", time_limit=300_000, max_retries=0)

@@ -26,7 +26,9 @@ ROLLUP_BUDGET_S = 120.0  # of which, at most, bringing the rollups up to date
 
 
 @dataclasses.dataclass
-class Outcome:
+class Step:
+    """What one message of a cleanup run did: its run, what it deleted and how long it took."""
+
     run_id: int | None
     report: retention.Report | None  # None: another cleanup was running
     seconds: float = 0.0
@@ -52,13 +54,13 @@ def run(
     now: datetime | None = None,
     budget_s: float = BUDGET_S,
     deleted: Callable[[str, int], object] | None = None,
-) -> Outcome:
+) -> Step:
     """Clean up for at most ``budget_s`` seconds, as run ``run_id`` (None: a new one)."""
     started = utcnow()
     with retention.exclusive() as alone:
         if not alone:
             logger.info("Cleanup: another cleanup is running; this one leaves the work to it.")
-            return Outcome(run_id, None)
+            return Step(run_id, None)
         if run_id is None or CleanupRun.get_or_none(CleanupRun.id == run_id) is None:
             run_id = CleanupRun.create(started_at=started).id
         try:
@@ -86,7 +88,7 @@ def run(
         counts or "nothing",
         f"; kept for now: {held}" if held else "",
     )
-    return Outcome(run_id, report, seconds)
+    return Step(run_id, report, seconds)
 
 
 def _record(run_id: int, report: retention.Report) -> None:

@@ -41,10 +41,10 @@ def run_now(as_json: bool) -> None:
     from pulse.cleanup import run
 
     current = settings()
-    outcome = run.run(dead_letters=timedelta(days=current.dead_letter_retention_days), budget_s=3600)
-    if outcome.report is None:
+    step = run.run(dead_letters=timedelta(days=current.dead_letter_retention_days), budget_s=3600)
+    if step.report is None:
         fail("another cleanup is running (a worker's): try again when it is done")
-    show(outcome.report, as_json, verb="deleted", run_id=outcome.run_id, seconds=outcome.seconds)
+    show(step.report, as_json, verb="deleted", run_id=step.run_id, seconds=step.seconds)
 
 
 COMMANDS = [cleanup]

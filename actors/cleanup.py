@@ -10,8 +10,8 @@ import dramatiq
 from pulse.cleanup import partitions, rollups
 from pulse.cleanup import run as cleanup_run
 from pulse.config import get_settings
-from pulse.middleware.metrics import rows_deleted
 from pulse.models import utcnow
+from pulse.telemetry.counters import rows_deleted
 
 logger = logging.getLogger(__name__)
 

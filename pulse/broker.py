@@ -17,7 +17,7 @@ from dramatiq.errors import ConnectionClosed
 from dramatiq.middleware import CurrentMessage
 from periodiq import PeriodiqMiddleware
 
-from pulse import pause
+from pulse import exporter, pause
 from pulse.config import Settings, get_settings
 from pulse.encoder import Encoder
 from pulse.middleware.beat import Beat
@@ -26,13 +26,13 @@ from pulse.middleware.dead_letters import DeadLetters
 from pulse.middleware.lifecycle import Lifecycle
 from pulse.middleware.log_context import LogContext
 from pulse.middleware.loops import Loops
-from pulse.middleware.metrics import Metrics
 from pulse.middleware.orphans import Orphans
 from pulse.middleware.recycling import Recycling
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
 from pulse.middleware.watchdog import Watchdog
 from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, URGENT, amqp_url, arguments, queue_names, routed, xq
+from pulse.telemetry.middleware import Telemetry
 
 __all__ = ["QUEUES", "PulseBroker", "build_broker", "setup_broker"]
 
@@ -123,7 +123,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         Database(settings=settings),
         LogContext(),
         CurrentMessage(),
-        Metrics(settings=settings),
+        Telemetry(settings=settings, serve=exporter.serve),
         TimeLimit(time_limit=settings.time_limit_s * 1000),
         Watchdog(settings=settings, time_limit=settings.time_limit_s * 1000, grace_s=settings.time_limit_grace_s),
         Recycling(

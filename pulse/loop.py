@@ -48,9 +48,9 @@ import psycopg
 from pulse import pause
 from pulse.config import get_settings
 from pulse.db import CONNECT_TIMEOUT, db
-from pulse.middleware.metrics import slots_skipped
 from pulse.models import utcnow
 from pulse.rabbitmq import BatchPublisher
+from pulse.telemetry.counters import slots_skipped
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 the messages their workers completed and failed, read from those directories.
 
 Every worker process of a run writes its Prometheus samples into the run's directory (see
-`pulse.middleware.metrics`). The directory is named after the run's main process and its start
+`pulse.telemetry.middleware`). The directory is named after the run's main process and its start
 time, so a restarted ``dramatiq`` starts from zero, and a directory whose process is gone (or
 whose pid now belongs to another process) is a stale one. A live run is one whose main process
 this process can see: on the same host, in the same PID namespace (in Docker, the same container).
@@ -16,7 +16,7 @@ import glob
 import os
 import shutil
 
-#: The counters `pulse.middleware.metrics` keeps, by queue: messages that succeeded, failed attempts.
+#: The counters `pulse.telemetry.middleware` keeps, by queue: messages that succeeded, failed attempts.
 COMPLETED = "worker_task_success_total"
 FAILED = "worker_task_failure_total"
 

@@ -365,19 +365,23 @@ def test_prometheus_scrapes_every_worker_service(compose):
 # --- The metrics the workers export -----------------------------------------------------------
 
 # Runs in a fresh process (prometheus-client picks its multiprocess mode when first imported): Pulse's
-# Metrics middleware, booted as in a worker, sees a message fail and one succeed; its metrics are
-# then served as `serve()` does, with the queue depths read from a stand-in for RabbitMQ (and the
-# overdue escalations from the tests' database).
+# telemetry middleware, booted as in a worker, sees a message fail and one succeed; its metrics are
+# then served as `pulse.exporter.serve()` does, with the queue depths read from a stand-in for RabbitMQ
+# (and the gauges the domains register from the tests' database).
 EXPORT = """
 import os, sys
 os.environ["PULSE_METRICS_DIR"] = sys.argv[1]
 import dramatiq
-from pulse import rabbitmq
+from pulse import exporter, rabbitmq
 from pulse.config import get_settings
-from pulse.middleware import metrics
+from pulse.runs import run_directory
+from pulse.telemetry import counters
+from pulse.telemetry.gauges import FromDatabase
+from pulse.telemetry.middleware import Telemetry
+from pulse.telemetry.queues import QueueDepth
 
 settings = get_settings()
-middleware = metrics.Metrics(settings=settings)
+middleware = Telemetry(settings=settings, serve=exporter.serve)
 middleware.after_process_boot(None)
 failing = dramatiq.Message(queue_name="uptime", actor_name="check", args=(), kwargs={}, options={"retries": 1})
 middleware.before_delay_message(None, failing)
@@ -389,7 +393,7 @@ succeeding = dramatiq.Message(queue_name="uptime", actor_name="check", args=(), 
 middleware.before_process_message(None, succeeding)
 middleware.after_process_message(None, succeeding)
 
-metrics.rows_deleted("uptime_check", 28800)
+counters.rows_deleted("uptime_check", 28800)
 
 rabbitmq.ready_counts = lambda settings, names, **options: {name: 3 for name in names}
 import psycopg
@@ -400,9 +404,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 registry = CollectorRegistry()
-MultiProcessCollector(registry, path=metrics.run_directory(settings.metrics_dir))
-registry.register(metrics.QueueDepth(settings))
-registry.register(metrics.FromDatabase(settings))
+MultiProcessCollector(registry, path=run_directory(settings.metrics_dir))
+registry.register(QueueDepth(settings))
+registry.register(FromDatabase(settings))
 sys.stdout.write(generate_latest(registry).decode())
 with psycopg.connect(settings.database_url, autocommit=True) as conn:
     conn.execute("DELETE FROM cleanup_run")

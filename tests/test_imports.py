@@ -71,3 +71,28 @@ def test_no_module_imports_one_that_imports_it():
 
 def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+DOMAINS = ("pulse.oncall", "pulse.cleanup", "pulse.uptime", "pulse.metrics", "pulse.calculated", "pulse.notifications")
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` imports, however indirectly."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for other in graph[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen
+
+
+def test_telemetry_imports_no_domain():
+    """Each domain registers its own gauges (`pulse.exporter` imports them); the telemetry core knows none."""
+    found = modules()
+    graph = imports(found)
+    telemetry = [name for name in found if name == "pulse.telemetry" or name.startswith("pulse.telemetry.")]
+    assert "pulse.telemetry.gauges" in telemetry
+    in_domain = {name for name in found if name in DOMAINS or name.startswith(tuple(f"{d}." for d in DOMAINS))}
+    leaks = {name: reachable(graph, name) & in_domain for name in telemetry}
+    assert {name: domain for name, domain in leaks.items() if domain} == {}

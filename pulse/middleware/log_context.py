@@ -22,7 +22,7 @@ class LogContext(dramatiq.Middleware):
     every log line written while the message is processed.
 
     A message processed successfully ends with one INFO line, ``checks completed in 41 ms: 16
-    components``, with ``actor``, ``durationMs`` (timed by `pulse.middleware.metrics.Metrics`) and
+    components``, with ``actor``, ``durationMs`` (timed by `pulse.telemetry.middleware.Telemetry`) and
     the ``componentIds`` a batch bound; at DEBUG, one line more per component, with its
     ``componentId``. A failed attempt has its own line (`pulse.middleware.retries`).
     """

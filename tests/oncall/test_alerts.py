@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from pulse import configfile
-from pulse.middleware.metrics import FromDatabase
 from pulse.models import Component, Event, Incident, Notification, OnCallAlert, OnCallTimeline, Person, utcnow
 from pulse.models.event import ONCALL_EXHAUSTED
 from pulse.notifications import delivery
 from pulse.oncall import alerts, due
+from pulse.oncall import gauges as oncall_gauges  # noqa: F401 - registers the gauge FromDatabase reads
+from pulse.telemetry.gauges import FromDatabase
 from tests.oncall.test_spec import FILE
 
 # Wednesday 2026-12-02 12:00 in New York: carol's week on `primary`; day 335 on `secondary`: bob.

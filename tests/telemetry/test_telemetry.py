@@ -1,4 +1,4 @@
-"""The metrics middleware: queue depths scraped from RabbitMQ, and the metric directories of past runs removed."""
+"""Telemetry: queue depths scraped from RabbitMQ, and the metric directories of past runs removed."""
 
 import os
 import subprocess
@@ -6,8 +6,8 @@ import subprocess
 import pika
 
 from pulse import rabbitmq
-from pulse.middleware import metrics
 from pulse.runs import remove_dead_processes, remove_stale_directories, run_directory
+from pulse.telemetry.queues import QueueDepth
 
 
 def test_a_scrape_with_rabbitmq_unreachable_answers_broker_down_after_one_attempt(settings, monkeypatch):
@@ -18,14 +18,14 @@ def test_a_scrape_with_rabbitmq_unreachable_answers_broker_down_after_one_attemp
         raise pika.exceptions.AMQPConnectionError("refused")
 
     monkeypatch.setattr(pika, "BlockingConnection", refuse)
-    families = {family.name: family for family in metrics.QueueDepth(settings).collect()}
+    families = {family.name: family for family in QueueDepth(settings).collect()}
     assert set(families) == {"worker_broker_up"}  # no depth at all rather than a false 0
     assert [sample.value for sample in families["worker_broker_up"].samples] == [0]
     assert connecting == [1]
 
 
 def test_a_scrape_reads_each_queue_and_dead_letter_queue(settings, rabbit):
-    families = {family.name: family for family in metrics.QueueDepth(settings).collect()}
+    families = {family.name: family for family in QueueDepth(settings).collect()}
     assert [sample.value for sample in families["worker_broker_up"].samples] == [1]
     assert {s.labels["queue_name"] for s in families["worker_queue_depth"].samples} == set(rabbitmq.QUEUES)
     assert {s.labels["queue_name"] for s in families["worker_dead_letters"].samples} == set(rabbitmq.QUEUES)

@@ -1,7 +1,7 @@
-"""Prometheus metrics of the workers: Pulse's own beside dramatiq's, on ``PULSE_METRICS_PORT``.
+"""The telemetry middleware: Pulse's own Prometheus metrics of every message, beside dramatiq's.
 
 Each worker process writes its samples to prometheus-client's multiprocess directory; one extra
-process (a dramatiq "fork") serves the sum of them all, plus the queue depths read from RabbitMQ
+process (a dramatiq "fork", `pulse.exporter.serve`) serves the sum of them all, with the gauges read
 at scrape time. The directory belongs to one run of ``dramatiq`` (named after its main process,
 `pulse.runs`), so a restart starts from clean files (an in-place restart of the worker processes too:
 the files of processes that are gone are removed); directories of runs that are gone are removed.
@@ -9,10 +9,9 @@ the files of processes that are gone are removed); directories of runs that are 
 
 from __future__ import annotations
 
-import logging
 import os
 import time
-from http.server import HTTPServer
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import dramatiq
@@ -20,8 +19,7 @@ import dramatiq
 from pulse import logging as pulse_logging
 from pulse.config import Settings, get_settings
 from pulse.runs import remove_dead_processes, remove_stale_directories, run_directory
-
-logger = logging.getLogger(__name__)
+from pulse.telemetry import counters
 
 BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 300)
 
@@ -42,10 +40,10 @@ os.environ["dramatiq_prom_db"] = run_directory(get_settings().metrics_dir)
 from dramatiq.middleware.prometheus import Prometheus  # noqa: E402
 
 
-class Metrics(Prometheus):
+class Telemetry(Prometheus):
     """dramatiq's Prometheus metrics plus `worker_processing_seconds`,
-    `worker_task_success_total`, `worker_task_failure_total`, `worker_task_dlq_total`
-    (and `worker_queue_depth`, `worker_dead_letters` computed at scrape time). The success and
+    `worker_task_success_total`, `worker_task_failure_total`, `worker_task_dlq_total` (its fork
+    serves them with what is read at scrape time: `pulse.telemetry.server`). The success and
     failure counters carry the message's `queue_name` beside the `task_name` operators alert on:
     the stalled-queue alert and `pulse queues` count successes per queue.
 
@@ -55,18 +53,20 @@ class Metrics(Prometheus):
 
     Parameters:
       settings(Settings): gives the metrics directory.
+      serve(Callable): the fork serving the telemetry, a module-level function (dramatiq imports it by name).
     """
 
-    def __init__(self, *, settings: Settings) -> None:
+    def __init__(self, *, settings: Settings, serve: Callable[[], int]) -> None:
         super().__init__()
         self.settings = settings
+        self.serve = serve
         self.booted = False
         self.started: dict[str, float] = {}
         self.series: dict[tuple[str, str], _Series] = {}
 
     @property
     def forks(self) -> list[Any]:
-        return [serve]
+        return [self.serve]
 
     def after_process_boot(self, broker: dramatiq.Broker) -> None:
         base = self.settings.metrics_dir
@@ -97,16 +97,7 @@ class Metrics(Prometheus):
         self.dead = prom.Counter(
             "worker_task_dlq", "Messages dead-lettered after their last attempt.", ["task_name"], registry=registry
         )
-        global _deleted, _skipped
-        _deleted = prom.Counter(
-            "cleanup_rows_deleted", "Rows the cleanup deleted, by table.", ["table"], registry=registry
-        )
-        _skipped = prom.Counter(
-            "loop_slots_skipped",
-            "Slots a loop claimed but did not send, its queue over PULSE_BACKLOG_BOUND, by loop.",
-            ["loop"],
-            registry=registry,
-        )
+        counters.create(registry)
         self.booted = True
 
     def _series(self, message: Any) -> _Series:
@@ -186,129 +177,3 @@ class Metrics(Prometheus):
     def after_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
         if self.booted:
             super().after_worker_shutdown(broker, worker)
-
-
-_deleted: Any = None  # cleanup_rows_deleted_total, once a worker process has booted
-_skipped: Any = None  # loop_slots_skipped_total, likewise
-
-
-def rows_deleted(table: str, rows: int) -> None:
-    """Count rows the cleanup deleted from ``table`` (in a worker process; elsewhere, nothing)."""
-    if _deleted is not None:
-        _deleted.labels(table).inc(rows)
-
-
-def slots_skipped(loop: str, slots: int) -> None:
-    """Count slots ``loop`` skipped (in a worker process; elsewhere, nothing)."""
-    if _skipped is not None:
-        _skipped.labels(loop).inc(slots)
-
-
-class QueueDepth:
-    """A collector reading, at each scrape, the messages waiting in each queue and its `.XQ`."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def collect(self) -> Any:
-        from prometheus_client.core import GaugeMetricFamily
-
-        from pulse.rabbitmq import queue_names, ready_counts, xq
-
-        up = GaugeMetricFamily("worker_broker_up", "1 if RabbitMQ answered the last scrape.")
-        try:
-            # One connection attempt: the scrape answers within a socket timeout (5 s), well inside
-            # Prometheus's scrape timeout, even when RabbitMQ's host does not answer at all.
-            names = queue_names(self.settings.queue_type)
-            counts = ready_counts(self.settings, [n for q in names for n in (q, xq(q))], attempts=1)
-        except Exception as e:  # noqa: BLE001 - a scrape must answer, with the broker marked down
-            logger.warning("Could not read queue depths: %s", type(e).__name__)
-            up.add_metric([], 0)
-            yield up
-            return
-        up.add_metric([], 1)
-        yield up
-        depth = GaugeMetricFamily("worker_queue_depth", "Messages ready in the queue.", labels=["queue_name"])
-        dead = GaugeMetricFamily("worker_dead_letters", "Messages in the queue's .XQ.", labels=["queue_name"])
-        for q in names:
-            depth.add_metric([q], counts[q] or 0)
-            dead.add_metric([q], counts[xq(q)] or 0)
-        yield depth
-        yield dead
-
-
-class FromDatabase:
-    """A collector of gauges read from PostgreSQL at each scrape, the same on every worker
-    (aggregate them with max); nothing is reported when PostgreSQL does not answer:
-
-    - ``oncall_escalations_overdue``: on-call escalations overdue by more than a minute (`pulse.oncall.due`);
-    - ``cleanup_last_success_timestamp_seconds``: when the last cleanup succeeded (none before the first);
-    - ``rollup_lag_seconds{kind}``: how far each kind's rollups are behind now (`pulse.cleanup.rollups`).
-    """
-
-    QUERY = """
-        SELECT ({overdue}),
-               (SELECT extract(epoch FROM max(finished_at)) FROM cleanup_run WHERE succeeded),
-               (SELECT json_object_agg(kind, extract(epoch FROM now() - watermark)) FROM rollup_state
-                WHERE watermark IS NOT NULL)
-    """
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def collect(self) -> Any:
-        import psycopg
-        from prometheus_client.core import GaugeMetricFamily
-
-        from pulse.db import CONNECT_TIMEOUT
-        from pulse.oncall.due import OVERDUE_COUNT
-
-        try:
-            with psycopg.connect(self.settings.database_url, connect_timeout=CONNECT_TIMEOUT, autocommit=True) as conn:
-                row = conn.execute(self.QUERY.format(overdue=OVERDUE_COUNT)).fetchone()
-        except psycopg.Error as e:  # an unmigrated database, or PostgreSQL down: its own alerts say so
-            logger.warning("Could not read the gauges kept in PostgreSQL: %s", type(e).__name__)
-            return
-        overdue_count, last_success, lags = row or (0, None, None)
-        overdue = GaugeMetricFamily(
-            "oncall_escalations_overdue", "On-call escalations still not done a minute after their time."
-        )
-        overdue.add_metric([], overdue_count or 0)
-        yield overdue
-        if last_success is not None:
-            success = GaugeMetricFamily(
-                "cleanup_last_success_timestamp_seconds", "When the last cleanup succeeded (Unix time)."
-            )
-            success.add_metric([], float(last_success))
-            yield success
-        lag = GaugeMetricFamily("rollup_lag_seconds", "How far behind now each kind's rollups are.", labels=["kind"])
-        for kind, seconds in sorted((lags or {}).items()):
-            lag.add_metric([kind], float(seconds))
-        yield lag
-
-
-def serve() -> int:
-    """Serve the metrics of every worker process of this run (runs in a dramatiq fork process)."""
-    from prometheus_client import CollectorRegistry, MetricsHandler
-    from prometheus_client.multiprocess import MultiProcessCollector
-
-    settings = get_settings()
-    directory = run_directory(settings.metrics_dir)
-    os.makedirs(directory, exist_ok=True)
-    registry = CollectorRegistry()
-    MultiProcessCollector(registry, path=directory)
-    registry.register(QueueDepth(settings))
-    registry.register(FromDatabase(settings))
-
-    class Handler(MetricsHandler.factory(registry)):  # type: ignore[misc]
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - one line per scrape is noise
-            pass
-
-    try:
-        server = HTTPServer(("0.0.0.0", settings.metrics_port), Handler)
-    except OSError as e:  # the workers still run; say why there are no metrics, without a traceback
-        logger.error("Metrics not served: port %d: %s (set PULSE_METRICS_PORT).", settings.metrics_port, e.strerror)
-        return 1
-    logger.info("Serving metrics on port %d.", settings.metrics_port)
-    server.serve_forever()
-    return 0

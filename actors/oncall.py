@@ -10,6 +10,7 @@ import dramatiq
 
 from actors.notifications import send
 from pulse import events
+from pulse.config import get_settings
 from pulse.errors import PermanentError
 from pulse.models import utcnow
 from pulse.oncall import alerts
@@ -24,7 +25,7 @@ RETRIES = 8
 @dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
 def alert(incident_id: int) -> None:
     """Open the incident's on-call alert and page level 1, once (see `pulse.oncall.alerts`)."""
-    outcome = alerts.open_alert(incident_id, utcnow())
+    outcome = alerts.open_alert(incident_id, utcnow(), get_settings())
     _send(outcome)
     if outcome.notifications:
         logger.info("Incident %s: %d page(s) sent.", incident_id, len(outcome.notifications))
@@ -34,7 +35,7 @@ def alert(incident_id: int) -> None:
 def escalate(alert_id: int, expected_level: int, expected_round: int) -> None:
     """Page the next level if the alert is still unacknowledged at ``expected_level`` of
     ``expected_round``: sent by the loop when the level's wait ends."""
-    outcome = alerts.escalate(alert_id, expected_level, expected_round, utcnow())
+    outcome = alerts.escalate(alert_id, expected_level, expected_round, utcnow(), get_settings())
     _send(outcome)
     if outcome.notifications:
         logger.info("Alert %s escalated: %d page(s) sent.", alert_id, len(outcome.notifications))

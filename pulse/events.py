@@ -14,7 +14,7 @@ import dramatiq
 
 from pulse.db import db
 from pulse.models import Event, utcnow
-from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED
+from pulse.models.event import EVERYONE, INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED
 from pulse.rabbitmq import PRIORITY_ROUTINE, PRIORITY_URGENT
 
 logger = logging.getLogger(__name__)
@@ -25,9 +25,12 @@ SWEEP_AFTER = timedelta(seconds=30)  # an event unsent this long is the sweep's
 URGENT = frozenset({INCIDENT_OPENED, ONCALL_EXHAUSTED})  # their broadcasts and deliveries go ahead of routine ones
 
 
-def emit(kind: str, organization_id: int, payload: dict[str, Any], **links: int | None) -> int:
-    """Write an event (inside the caller's transaction). ``links``: component_id, incident_id."""
-    return Event.insert(organization=organization_id, type=kind, payload=payload, **links).execute()
+def emit(
+    kind: str, organization_id: int, payload: dict[str, Any], *, audience: str = EVERYONE, **links: int | None
+) -> int:
+    """Write an event (inside the caller's transaction). ``audience``: whom its broadcast tells (see
+    `pulse.models.event`); ``links``: component_id, incident_id."""
+    return Event.insert(organization=organization_id, type=kind, payload=payload, audience=audience, **links).execute()
 
 
 def priority(kind: str) -> int:

@@ -69,6 +69,19 @@ def test_no_module_imports_one_that_imports_it():
     assert cycles(imports(modules())) == []
 
 
+def test_notifications_know_nothing_of_on_call():
+    """On-call writes what a page needs into its notifications; notifications deliver them as
+    they would any other, so no module under `pulse.notifications` imports `pulse.oncall`."""
+    graph = imports(modules())
+    assert {
+        (name, target)
+        for name, targets in graph.items()
+        if name == "pulse.notifications" or name.startswith("pulse.notifications.")
+        for target in targets
+        if target == "pulse.oncall" or target.startswith("pulse.oncall.")
+    } == set()
+
+
 def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 

@@ -12,11 +12,17 @@ ONCALL_EXHAUSTED = "oncall.exhausted"  # an on-call alert no one acknowledged: f
 EVENT_TYPES = (STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED)
 ONCALL_PAGE = "oncall.page"  # an on-call alert's pages are its notifications; never broadcast
 
+# Whom a broadcast of an event tells (`Event.audience`): every matching channel and subscriber, the
+# organization's channels only, or no one (the domain that wrote the event addressed its
+# notifications itself, to named people).
+EVERYONE, CHANNELS_ONLY, ADDRESSED = "everyone", "channels", "addressed"
+
 
 class Event(BaseModel):
     """Something people may be told about, written in the same transaction as the change (an outbox).
 
     `sent_at` is set once the event is on the notifications queue; the outbox sweep sends the rest.
+    ``audience`` is whom its broadcast tells, as the domain that writes it decides.
     """
 
     id = BigAutoField()
@@ -28,5 +34,6 @@ class Event(BaseModel):
     incident_id: int | None
     type = CharField(max_length=64)
     payload = JSONField(default=dict)
+    audience = CharField(max_length=16, default=EVERYONE)
     created_at = DateTimeTZField(default=utcnow)
     sent_at = DateTimeTZField(null=True)

@@ -76,6 +76,7 @@ class Notification(BaseModel):
     key = CharField(max_length=32)
     kind = CharField(max_length=16)
     destination = TextField()
+    link = TextField(null=True)  # the link its message carries instead of the event's (a page's acknowledgement)
     status = CharField(max_length=16, default=PENDING)
     attempts = IntegerField(default=0)
     claimed_by = CharField(max_length=64, null=True)

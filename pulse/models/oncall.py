@@ -4,6 +4,9 @@ from playhouse.postgres_ext import ArrayField
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.organization import Organization
 
+#: The contact kinds a page can use (each a channel kind), and the person's field with its address.
+CONTACTS = {"sms": "phone", "email": "email", "push": "push"}
+
 
 class Person(BaseModel):
     """Someone who can be paged: how to reach them (an email address, an E.164 phone number, a Web

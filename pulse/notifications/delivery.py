@@ -1,7 +1,9 @@
 """Notifications: an event fanned out to one row per destination, each row delivered once.
 
 `broadcast` creates the rows in one statement (unique per event and destination, so running it
-twice creates them once) and returns the ids to send. `deliver` claims one row with a guarded
+twice creates them once) and returns the ids to send; whom it tells is the event's ``audience``.
+Rows for named people are written by the domain that addresses them (on-call's pages), with the
+link their message carries; delivery renders what the row and its event carry. `deliver` claims one row with a guarded
 update (pending → sending, or a redelivery of the very message that claimed it, whose worker
 died), paces it against its destination's limit shared by every worker process, calls the
 channel's transport and records the outcome on the row. `send` is one attempt of the `send`
@@ -23,13 +25,13 @@ from pulse.db import db
 from pulse.errors import PermanentError, TransientError
 from pulse.middleware.retries import last_attempt
 from pulse.models import Notification, NotificationChannel, Subscriber, utcnow
-from pulse.models.event import ONCALL_PAGE
+from pulse.models.event import ADDRESSED, EVERYONE
 from pulse.models.notification import FAILED, SENT
+from pulse.models.oncall import CONTACTS
 from pulse.net import AddressPolicy
 from pulse.notifications.channels import CHANNELS, Destination, Notice, Sent, TransportError
 from pulse.notifications.channels.notice import INFO
 from pulse.notifications.render import render
-from pulse.oncall import tokens
 from pulse.rabbitmq import PRIORITY_ROUTINE
 
 logger = logging.getLogger(__name__)
@@ -49,33 +51,31 @@ BROADCAST = f"""
     INSERT INTO notification (event_id, organization_id, channel_id, subscriber_id, key, kind, destination)
     SELECT e.id, e.organization_id, c.id, NULL, 'c' || c.id, c.type, c.type || ' channel ' || c.key
       FROM event e JOIN notification_channel c ON c.organization_id = e.organization_id
-     WHERE e.id = %(event)s AND c.enabled AND e.type <> 'oncall.page'
+     WHERE e.id = %(event)s AND c.enabled AND e.audience <> '{ADDRESSED}'
        AND (cardinality(c.events) = 0 OR e.type = ANY (c.events))
        AND (cardinality(c.component_ids) = 0 OR e.component_id = ANY (c.component_ids))
     UNION ALL
     SELECT e.id, e.organization_id, NULL, s.id, 's' || s.id, s.kind,
            {_DESTINATION.format(kind="s.kind", address="s.address")}
       FROM event e JOIN subscriber s ON s.organization_id = e.organization_id
-     WHERE e.id = %(event)s AND s.gone_at IS NULL AND e.type NOT LIKE 'oncall.%%'
+     WHERE e.id = %(event)s AND s.gone_at IS NULL AND e.audience = '{EVERYONE}'
        AND (cardinality(s.events) = 0 OR e.type = ANY (s.events))
        AND (cardinality(s.component_ids) = 0 OR e.component_id = ANY (s.component_ids))
     ON CONFLICT (event_id, key) DO NOTHING
 """
 PENDING_IDS = "SELECT id FROM notification WHERE event_id = %s AND status = 'pending' ORDER BY id"
-CLAIM = """
+# A person's address for a notification addressed to them: the field of `CONTACTS` for its kind, as JSON.
+_PERSON_ADDRESS = " ".join(f"WHEN '{kind}' THEN to_jsonb(p.{field})" for kind, field in CONTACTS.items())
+CLAIM = f"""
     WITH claimed AS (
         UPDATE notification
            SET status = 'sending', claimed_by = %(by)s, claimed_at = now(), attempts = attempts + 1
          WHERE id = %(id)s AND (status = 'pending' OR (status = 'sending' AND claimed_by = %(by)s))
-     RETURNING id, event_id, organization_id, channel_id, subscriber_id, person_id, kind
+     RETURNING id, event_id, organization_id, channel_id, subscriber_id, person_id, kind, link
     )
     SELECT n.id, n.kind, n.channel_id, n.subscriber_id, e.id, e.type, e.payload, e.created_at, o.name,
-           c.settings,
-           coalesce(s.address, CASE n.kind WHEN 'sms' THEN p.phone WHEN 'email' THEN p.email
-                                           WHEN 'push' THEN p.push ->> 'endpoint' END),
-           coalesce(s.settings, CASE WHEN n.kind = 'push' THEN jsonb_build_object('keys', p.push -> 'keys')
-                                     WHEN p.id IS NOT NULL THEN '{}' END),
-           n.person_id, p.key
+           c.settings, s.address, s.settings, n.person_id,
+           CASE n.kind {_PERSON_ADDRESS} END, n.link
       FROM claimed n
       JOIN event e ON e.id = n.event_id
       JOIN organization o ON o.id = n.organization_id
@@ -223,25 +223,31 @@ def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | N
         logger.info("Notification %s is not pending (sent, failed or being sent): nothing to do.", notification_id)
         return None
     nid, kind, channel_id, subscriber_id, event_id, event_type, payload, created_at, organization = row[:9]
-    channel_settings, address, subscriber_settings, person_id, person = row[9:]
+    channel_settings, address, subscriber_settings, person_id, contact, link = row[9:]
     destination = None
     if channel_settings is not None:
         destination = Destination(kind, channel_settings, f"pulse-{nid}", f"c{channel_id}")
-    elif address is not None:  # a subscriber's, or an on-call page's person's
-        key = f"s{subscriber_id}" if subscriber_id is not None else f"p{person_id}"
-        destination = Destination(kind, subscriber_destination(kind, address, subscriber_settings), f"pulse-{nid}", key)
-    acknowledge = None
-    if event_type == ONCALL_PAGE and person is not None and settings.ack_url and settings.ack_secret:
-        acknowledge = tokens.link(settings.ack_url, payload.get("alert"), person, utcnow(), settings.ack_secret)
-    notice = render(
-        event_id, event_type, payload, created_at, organization, settings.public_url or None, acknowledge=acknowledge
-    )
+    elif address is not None:
+        destination = Destination(
+            kind, subscriber_destination(kind, address, subscriber_settings), f"pulse-{nid}", f"s{subscriber_id}"
+        )
+    elif contact is not None:  # a person's address, for a notification addressed to them
+        destination = Destination(kind, _person_destination(kind, contact), f"pulse-{nid}", f"p{person_id}")
+    notice = render(event_id, event_type, payload, created_at, organization, settings.public_url or None, link=link)
     return Claim(nid, kind, channel_id, subscriber_id, notice, destination)
 
 
 def subscriber_destination(kind: str, address: str, settings: dict[str, Any]) -> dict[str, Any]:
     """A subscriber's settings in the shape its channel kind takes: the address where it goes."""
     return {**settings, CHANNELS[kind].address: address}
+
+
+def _person_destination(kind: str, contact: str | dict[str, Any]) -> dict[str, Any]:
+    """A person's address for ``kind`` as a subscriber's would be: a Web Push subscription is its
+    endpoint, with its keys in the settings; any other is the address itself."""
+    if isinstance(contact, dict):
+        return subscriber_destination(kind, contact["endpoint"], {"keys": contact["keys"]})
+    return subscriber_destination(kind, contact, {})
 
 
 def _reserve(key: str, every: float) -> float:

@@ -20,10 +20,11 @@ def render(
     organization: str,
     url: str | None,
     *,
-    acknowledge: str | None = None,
+    link: str | None = None,
 ) -> Notice:
     """The `Notice` for an event row (its type and payload as `pulse.components.changes` writes them).
-    A page's ``acknowledge`` link, when there is one, is its link."""
+    A notification's own ``link`` (a page's acknowledgement link), when it has one, is its link."""
+    linked, url = link is not None, link or url
     component = (payload.get("component") or {}).get("name")
     incident = payload.get("incident") or {}
     since = _time(payload.get("since")) or created_at
@@ -64,7 +65,7 @@ def render(
             url=url,
         )
     if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED):
-        return _oncall(event_id, kind, payload, organization, acknowledge or url, linked=acknowledge is not None)
+        return _oncall(event_id, kind, payload, organization, url, linked=linked)
     return Notice(
         kind=kind, title=kind, summary=str(payload.get("summary", "")), organization=organization, since=since,
         severity=INFO, event_id=event_id, component=component, url=url,

@@ -4,8 +4,10 @@ due, and every step on the alert's timeline.
 - `open_alert`: an incident of a component with an escalation policy gets one alert (unique per
   incident) with the policy frozen as it is now, and level 1 is paged at once.
 - Paging a level makes one notification per person and contact channel (key: level, round,
-  person, channel, under the alert's page event), delivered by the notifications worker with its
-  exactly-once, pacing and retry rules. A level with no one to page (an empty schedule) falls
+  person, channel, under the alert's page event, whose audience is ``addressed``: no broadcast),
+  each carrying the person's acknowledgement link (`pulse.oncall.tokens`, when the settings give
+  its endpoint and key), delivered by the notifications worker with its exactly-once, pacing and
+  retry rules. A level with no one to page (an empty schedule) falls
   through to the next at once and says so on the timeline.
 - `escalate`: when a level's wait ends unacknowledged, the next level is paged; after the last
   level the policy starts again from level 1, ``repeat`` more times; then the alert is exhausted
@@ -15,7 +17,8 @@ due, and every step on the alert's timeline.
   sent go on); doing either twice, or late, changes nothing and says so.
 
 Every function takes ``now`` (the tests travel in time) and runs in one transaction. Those that
-page return an `Outcome`: the notifications to send and the events to publish, after the commit.
+page take the ``settings`` that make acknowledgement links (None: pages carry none) and return an
+`Outcome`: the notifications to send and the events to publish, after the commit.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pulse import events
+from pulse.config import Settings
 from pulse.db import db
 from pulse.models import Event, Notification, OnCallAlert, OnCallTimeline, Person
 from pulse.models.alert import ACKNOWLEDGED, EXHAUSTED, RESOLVED, TRIGGERED
-from pulse.models.event import ONCALL_EXHAUSTED, ONCALL_PAGE
+from pulse.models.event import ADDRESSED, CHANNELS_ONLY, ONCALL_EXHAUSTED, ONCALL_PAGE
 from pulse.models.notification import CANCELLED, PENDING
-from pulse.oncall import paging
+from pulse.oncall import paging, tokens
 from pulse.spec import show_duration
 
 logger = logging.getLogger(__name__)
@@ -55,7 +59,7 @@ class Outcome:
     events: list[int] = dataclasses.field(default_factory=list)
 
 
-def open_alert(incident_id: int, now: datetime) -> Outcome:
+def open_alert(incident_id: int, now: datetime, settings: Settings | None = None) -> Outcome:
     """Open the incident's alert and page level 1, once: for an incident whose alert is open
     already (a message delivered twice), the pages not sent yet are returned to send again. An
     incident without an escalation policy, or resolved already, pages no one."""
@@ -82,8 +86,9 @@ def open_alert(incident_id: int, now: datetime) -> Outcome:
             incident=incident_id,
             type=ONCALL_PAGE,
             payload=payload,
+            audience=ADDRESSED,  # its notifications are the pages
             created_at=now,
-            sent_at=now,  # never broadcast: its notifications are the pages
+            sent_at=now,  # never broadcast
         ).execute()
         policy = {"key": policy_key, "name": policy_name, "levels": levels, "repeat": repeat, "contact": contact}
         alert_id = OnCallAlert.insert(
@@ -99,10 +104,10 @@ def open_alert(incident_id: int, now: datetime) -> Outcome:
         Event.update(payload={**payload, "alert": alert_id}).where(Event.id == event_id).execute()
         alert = OnCallAlert.get_by_id(alert_id)
         steps = [_step(alert, now, "opened", f"{title} ({component}); escalation policy {policy_name}")]
-        return _page(alert, 1, 1, now, steps)
+        return _page(alert, 1, 1, now, steps, settings)
 
 
-def escalate(alert_id: int, level: int, round_: int, now: datetime) -> Outcome:
+def escalate(alert_id: int, level: int, round_: int, now: datetime, settings: Settings | None = None) -> Outcome:
     """Page the level after ``level`` of round ``round_``, if the alert is still triggered there."""
     with db.atomic():
         alert = (
@@ -121,7 +126,7 @@ def escalate(alert_id: int, level: int, round_: int, now: datetime) -> Outcome:
         wait = timedelta(seconds=alert.policy["levels"][level - 1]["wait_seconds"])
         note = f"no acknowledgement within {show_duration(wait)}"
         steps = [_step(alert, now, "escalated", note, level=level, round_=round_)]
-        return _page(alert, *_after(alert.policy, level, round_), now, steps)
+        return _page(alert, *_after(alert.policy, level, round_), now, steps, settings)
 
 
 def acknowledge(alert_id: int, person: str | None, via: str, now: datetime) -> tuple[bool, str]:
@@ -177,7 +182,9 @@ def resolve_incident(incident_id: int, now: datetime) -> bool:
     return alert is not None and resolve(alert.id, "the incident was resolved", now)[0]
 
 
-def _page(alert: OnCallAlert, level: int, round_: int, now: datetime, steps: list[dict[str, Any]]) -> Outcome:
+def _page(
+    alert: OnCallAlert, level: int, round_: int, now: datetime, steps: list[dict[str, Any]], settings: Settings | None
+) -> Outcome:
     """Page ``level`` of round ``round_`` (or the first level after it that has anyone to page),
     move the alert there and write ``steps`` and the new ones on its timeline."""
     policy = alert.policy
@@ -186,7 +193,7 @@ def _page(alert: OnCallAlert, level: int, round_: int, now: datetime, steps: lis
         pages, notes = paging.targets(alert.organization_id, levels[level - 1], policy["contact"], now)
         steps += [_step(alert, now, "skipped", note, level=level, round_=round_) for note in notes]
         if pages:
-            ids = _notify(alert, level, round_, pages)
+            ids = _notify(alert, level, round_, pages, _links(alert, pages, now, settings))
             steps += [
                 _step(alert, now, "paged", f"{p.name} by {c}", level=level, round_=round_, person=p.person, channel=c)
                 for p in pages
@@ -207,6 +214,7 @@ def _page(alert: OnCallAlert, level: int, round_: int, now: datetime, steps: lis
         ONCALL_EXHAUSTED,
         alert.organization_id,
         {**Event.get_by_id(alert.event_id).payload, "policy": policy["name"], "rounds": rounds},
+        audience=CHANNELS_ONLY,
         component_id=alert.component_id,
         incident_id=alert.incident_id,
     )
@@ -219,7 +227,17 @@ def _after(policy: dict[str, Any], level: int, round_: int) -> tuple[int, int]:
     return (level + 1, round_) if level < len(policy["levels"]) else (1, round_ + 1)
 
 
-def _notify(alert: OnCallAlert, level: int, round_: int, pages: list[paging.Page]) -> list[int]:
+def _links(alert: OnCallAlert, pages: list[paging.Page], now: datetime, settings: Settings | None) -> list[str | None]:
+    """Each page's acknowledgement link, made now (it works `tokens.LIFETIME` from the page), or
+    None for each when the settings give no endpoint or key."""
+    if settings is None or not (settings.ack_url and settings.ack_secret):
+        return [None] * len(pages)
+    return [tokens.link(settings.ack_url, alert.id, page.person, now, settings.ack_secret) for page in pages]
+
+
+def _notify(
+    alert: OnCallAlert, level: int, round_: int, pages: list[paging.Page], links: list[str | None]
+) -> list[int]:
     rows = [
         {
             "event": alert.event_id,
@@ -228,8 +246,9 @@ def _notify(alert: OnCallAlert, level: int, round_: int, pages: list[paging.Page
             "key": f"{level}.{round_}.{page.person_id}.{channel}",
             "kind": channel,
             "destination": f"{channel} page to {page.person}",
+            "link": link,
         }
-        for page in pages
+        for page, link in zip(pages, links, strict=True)
         for channel in page.channels
     ]
     inserted = Notification.insert_many(rows).on_conflict_ignore().returning(Notification.id).execute()

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from pulse.models import OnCallSchedule, Person
-from pulse.notifications.channels import CHANNELS
+from pulse.models.oncall import CONTACTS
 from pulse.oncall.rotation import on_call
 from pulse.oncall.schedules import of
 
@@ -60,14 +60,9 @@ def targets(
         if person is None:
             notes.append(f"{key} is no longer one of the organization's people")
             continue
-        channels = tuple(c for c in contact if getattr(person, address_field(c)))
+        channels = tuple(c for c in contact if getattr(person, CONTACTS[c]))
         if not channels:
             notes.append(f"{key} has no address for {', '.join(contact)}")
             continue
         pages.append(Page(person.id, person.key, person.name, channels))
     return pages, notes
-
-
-def address_field(channel: str) -> str:
-    """The person's field a contact channel sends to: ``phone`` for sms, ``email``, ``push``."""
-    return CHANNELS[channel].subscriber or channel

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from pulse.models import EscalationPolicy, OnCallSchedule, Person, utcnow
+from pulse.models.oncall import CONTACTS
 from pulse.notifications.spec import PushSubscription, check_email, check_phone
-from pulse.oncall.paging import address_field
 from pulse.oncall.rotation import (
     Schedule,
     format_every,
@@ -54,8 +54,10 @@ from pulse.oncall.schedules import schedule
 from pulse.spec import Slug, Strict, parse_duration, span, unique, within
 from pulse.uptime.spec import ComponentSpec
 
-Contact = Literal["sms", "email", "push"]
-CONTACTS: tuple[Contact, ...] = ("sms", "email", "push")
+if TYPE_CHECKING:
+    Contact = str
+else:
+    Contact = Literal[tuple(CONTACTS)]
 
 Wait = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=1), timedelta(hours=24)))
@@ -249,8 +251,8 @@ def references(
                     found.append(f"{where} names the schedule {target.schedule!r}, which is not in schedules")
         for key, through in _paged(policy, members):
             person = known.get(key)
-            if person is not None and not any(getattr(person, address_field(c)) for c in policy.contact):
-                needs = " or ".join(address_field(c) for c in policy.contact)
+            if person is not None and not any(getattr(person, CONTACTS[c]) for c in policy.contact):
+                needs = " or ".join(CONTACTS[c] for c in policy.contact)
                 found.append(
                     f"escalation_policies[{i}] pages {key!r}{through} by {', '.join(policy.contact)}, but {key!r} "
                     f"has no {needs}: give them one, or add a channel they have to contact"

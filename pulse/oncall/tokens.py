@@ -46,10 +46,16 @@ def verify(token: str, secret: str, now: datetime) -> tuple[int, str]:
     return int(alert_id), person
 
 
-def link(base: str, alert_id: int, person: str, sent: datetime, secret: str) -> str:
-    """The acknowledgement link of a page sent at ``sent``: ``base`` (the endpoint, such as
-    ``https://status.acme.example/ack``) with the token as ``?t=``."""
-    token = sign(alert_id, person, sent + LIFETIME, secret)
+def link(base: str, alert_id: int, person: str, paged: datetime, secret: str) -> str:
+    """The acknowledgement link of a page made at ``paged``, working until `LIFETIME` after it:
+    ``base`` (the endpoint, such as ``https://status.acme.example/ack``) with the token as ``?t=``.
+
+    `pulse.oncall.alerts` makes it with the page and stores it on the page's notification rows,
+    which the notifications worker sends as they are. That is as safe as the message itself: the
+    link is a bearer credential the page carries anyway, for one alert, one person and a day, and
+    the notification row holds no more than the SMS or email holds. The secret is never stored;
+    notification listings do not show the link, and the queue's messages carry only row ids."""
+    token = sign(alert_id, person, paged + LIFETIME, secret)
     return f"{base}{'&' if '?' in base else '?'}t={quote(token, safe='')}"
 
 

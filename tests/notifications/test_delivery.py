@@ -12,7 +12,7 @@ import pytest
 
 from pulse.errors import PermanentError, TransientError
 from pulse.models import Event, Notification, NotificationChannel, Organization, Subscriber
-from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
+from pulse.models.event import ADDRESSED, CHANNELS_ONLY, EVERYONE, INCIDENT_OPENED, STATUS_CHANGED
 from pulse.net.api import MAX_RETRY_AFTER_S
 from pulse.notifications import delivery
 from pulse.notifications.channels import webhook
@@ -88,6 +88,28 @@ def test_broadcast_creates_one_row_per_matching_destination_once(acme):
         (f"s{alice.id}", "email", "email alice@acme.example", "pending"),
         (f"s{hook.id}", "webhook", f"webhook hooks.example #{md5(hook.address.encode()).hexdigest()[:8]}", "pending"),
     ]
+
+
+@pytest.mark.parametrize(("audience", "told"), [(EVERYONE, ["c", "s"]), (CHANNELS_ONLY, ["c"]), (ADDRESSED, [])])
+def test_broadcast_tells_the_events_audience(acme, audience, told):
+    NotificationChannel.create(organization=acme, key="all", type="slack", settings={"url": "x"})
+    Subscriber.create(organization=acme, kind="email", address="alice@acme.example")
+    said = Event.create(organization=acme, type=STATUS_CHANGED, payload=STATUS_PAYLOAD, audience=audience)
+
+    delivery.broadcast(said.id)
+
+    assert [r.key[0] for r in Notification.select().order_by(Notification.id)] == told
+
+
+def test_a_notifications_own_link_is_the_link_its_message_carries(acme, vendors, config):
+    NotificationChannel.create(organization=acme, key="sms", type="sms", settings={"to": "+15551234567"})
+    [notification_id] = delivery.broadcast(event(acme).id)
+    Notification.update(link="https://status.acme.example/ack?t=x").where(Notification.id == notification_id).execute()
+
+    assert deliver(notification_id, config) is None
+
+    [sms] = vendors.received("twilio")
+    assert "https://status.acme.example/ack?t=x" in sms.form["Body"]
 
 
 def test_two_push_subscribers_on_one_service_are_told_apart(acme):

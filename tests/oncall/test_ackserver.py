@@ -19,7 +19,7 @@ from pulse.models import Component, Incident, Notification, OnCallAlert, utcnow
 from pulse.notifications import delivery
 from pulse.oncall import alerts
 from pulse.oncall.ackserver import serve
-from pulse.oncall.tokens import sign
+from pulse.oncall.tokens import LIFETIME, InvalidTokenError, sign, verify
 from tests.oncall.test_spec import STEADY
 from tests.support.wait import wait_for
 
@@ -27,11 +27,12 @@ SECRET = "s" * 40
 
 
 @pytest.fixture
-def alert(database):
+def alert(database, server):
+    """An alert whose pages carry links to the server (made with its settings, when paged)."""
     configfile.apply(configfile.load(STEADY))
     api = Component.get(Component.key == "api")
     incident = Incident.create(organization=api.organization_id, component=api, title="API down", started_at=utcnow())
-    alerts.open_alert(incident.id, utcnow())
+    alerts.open_alert(incident.id, utcnow(), server[1])
     return OnCallAlert.get()
 
 
@@ -107,7 +108,11 @@ def test_a_page_carries_a_link_for_its_person(alert, server, vendors):
     [sms] = vendors.received("twilio")
     body = sms.form["Body"]
     assert f"Acknowledge with the link, or: pulse oncall ack {alert.id} https://status.acme.example/ack?t=" in body
+    assert body.endswith(page.link)  # made with the page, sent as it is
     [t] = parse_qs(urlsplit(body.rsplit(" ", 1)[1]).query)["t"]
+    assert verify(t, SECRET, alert.created_at + LIFETIME - timedelta(seconds=1)) == (alert.id, "carol")
+    with pytest.raises(InvalidTokenError, match="expired"):
+        verify(t, SECRET, alert.created_at + LIFETIME)  # a day after the page
     assert requests.post(url, data={"t": t}, timeout=5).status_code == 200
     assert OnCallAlert.get().acknowledged_by == "carol"
 

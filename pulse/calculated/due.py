@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pulse.db import db
-from pulse.loop import LOOKAHEAD
 
 QUIET = "interval '1 second'"  # how long a burst must be quiet before its evaluation
 MOST_WAIT = "interval '20 seconds'"  # the longest a marked metric waits for its burst to quiet
@@ -110,17 +109,17 @@ def mark_dependents(calculated_metric_id: int) -> None:
 
 
 def claim(horizon: datetime, limit: int = 100) -> list[tuple[int, datetime]]:
-    """Claim the metrics due by now (the loop's ``horizon`` less its `LOOKAHEAD`) whose inputs are
-    not waiting for an evaluation: (id, due time), the due time being the evaluation's key, always
-    later than the metric's last one, so a redelivered message is told from a new evaluation.
+    """Claim the metrics due by ``horizon`` whose inputs are not waiting for an evaluation: (id,
+    due time), the due time being the evaluation's key, always later than the metric's last one,
+    so a redelivered message is told from a new evaluation.
 
-    Not ahead of time, and a hundred at most: the loop sends them at once and commits, so a
-    source's mark waits for a claim's row locks as briefly as can be."""
-    return list(db.execute_sql(_CLAIM, {"horizon": horizon - LOOKAHEAD, "limit": limit}).fetchall())
+    A hundred at most, and only what is due (the loop's schedule does not claim ahead): the loop
+    sends them at once and commits, so a source's mark waits for a claim's row locks as briefly
+    as can be."""
+    return list(db.execute_sql(_CLAIM, {"horizon": horizon, "limit": limit}).fetchall())
 
 
 def next_due() -> datetime | None:
-    """The earliest due time of a metric that could be claimed, or None; told `LOOKAHEAD` late, so
-    the loop, which wakes that much before, wakes when it is due."""
+    """The earliest due time of a metric that could be claimed, or None."""
     row = db.execute_sql(_NEXT_DUE).fetchone()
-    return row[0] + LOOKAHEAD if row and row[0] else None
+    return row[0] if row and row[0] else None

@@ -1,11 +1,11 @@
 """The claim-and-send loops every recurring domain runs: uptime checks, metric polls, calculated
 metrics and on-call escalations.
 
-A loop claims rows a moment before they come due and sends each one's message at its time, waking
-for the next due time. It runs in a thread of its own (`Runner`), one per loop in every worker
-process that consumes the loop's queue (`pulse.middleware.loops`), beside dramatiq's worker
-threads: a loop never holds a worker thread, so any ``--threads``, 1 included, runs every loop and
-every message.
+A loop claims rows a moment before they come due (or, not claiming ahead, as they do) and sends
+each one's message at its time, waking for the next due time. It runs in a thread of its own
+(`Runner`), one per loop in every worker process that consumes the loop's queue
+(`pulse.middleware.loops`), beside dramatiq's worker threads: a loop never holds a worker thread,
+so any ``--threads``, 1 included, runs every loop and every message.
 
 Of all the runners of a loop, in every process on every host, the one holding the loop's *turn*
 runs it: a PostgreSQL advisory lock, held on a connection of the process's own (`Turns`). The
@@ -59,7 +59,6 @@ logger = logging.getLogger(__name__)
 # to 3.0 ms of CPU each, p99 start lag 57 ms. Loops whose messages must leave on time keep this.
 GATHER = timedelta(milliseconds=50)
 CLAIM_AHEAD = timedelta(milliseconds=50)  # claimed this long before the gather opens, to be on time
-LOOKAHEAD = GATHER + CLAIM_AHEAD  # how far ahead a loop with the default gather claims
 BATCH_MAX = 16  # rows in one message of a loop that batches them (`Loop.batch`)
 IDLE_WAKE_S = 0.5  # seconds between claims when nothing is due sooner
 PREPARE_EVERY_S = 5  # seconds between calls of `Loop.prepare`
@@ -93,6 +92,9 @@ class Loop:
       bounded: skip, rather than send, the rows coming due while the loop's queue holds more than
         ``PULSE_BACKLOG_BOUND`` messages waiting (their work would be stale when a worker took
         it). For checks and polls; never for escalations.
+      ahead: claim rows before they are due, by the `lookahead`, so that they leave on time. False:
+        claim only what is due, as calculated metrics do (a claim holds their dependents back, and a
+        source's mark waits for its row locks, so it is made as late and held as briefly as can be).
     """
 
     name: str
@@ -103,11 +105,13 @@ class Loop:
     batch: Callable[[Sequence[Claimed]], dramatiq.Message] | None = None
     gather: timedelta = GATHER
     bounded: bool = False
+    ahead: bool = True
 
     @property
     def lookahead(self) -> timedelta:
-        """How far ahead the loop claims: the whole gather, and `CLAIM_AHEAD` to claim it in."""
-        return self.gather + CLAIM_AHEAD
+        """How far ahead the loop claims: the whole gather, and `CLAIM_AHEAD` to claim it in
+        (nothing when it claims only what is due)."""
+        return self.gather + CLAIM_AHEAD if self.ahead else timedelta(0)
 
     def messages(self, rows: Sequence[Claimed]) -> list[dramatiq.Message]:
         """The messages for rows due together: one per row, or batches of nearly equal size."""

@@ -12,5 +12,6 @@ EVALUATIONS = loop.declare(
         claim=due.claim,
         next_due=due.next_due,
         message=lambda metric_id, due_at: recalculate.message(metric_id, due_at.isoformat()),
+        ahead=False,
     )
 )

@@ -1,6 +1,6 @@
 """Dependencies point one way: no module of Pulse imports, however indirectly, a module that
 imports it (deferred and type-checking imports count too; a package's own submodules importing
-the package they re-export from do not)."""
+the package they re-export from do not); and sources know nothing of their consumers."""
 
 import ast
 from collections import defaultdict
@@ -31,6 +31,44 @@ def imports(found: dict[str, Path]) -> dict[str, set[str]]:
                 continue
             graph[name] |= {t for t in targets if t in found and t != name and not name.startswith(t + ".")}
     return graph
+
+
+def reached(graph: dict[str, set[str]], module: str) -> set[str]:
+    """The modules ``module`` imports, however indirectly."""
+    found: set[str] = set()
+    stack = [module]
+    while stack:
+        for other in graph[stack.pop()] - found:
+            found.add(other)
+            stack.append(other)
+    return found
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+# (importer, imported): no module of the first package imports, however indirectly, one of the second.
+# Metrics polls and uptime checks store their values and know nothing of what reads them (the
+# calculated domain's triggers mark what a value feeds); the calculated domain's claim does not
+# depend on how the loop claims.
+FORBIDDEN = [
+    ("pulse.metrics", "pulse.calculated"),
+    ("pulse.uptime", "pulse.calculated"),
+    ("pulse.calculated", "pulse.loop"),
+]
+
+
+def forbidden(graph: dict[str, set[str]]) -> list[str]:
+    """The imports `FORBIDDEN` rules out, as "module -> imported"."""
+    return [
+        f"{module} -> {other}"
+        for importer, imported in FORBIDDEN
+        for module in list(graph)
+        if within(module, importer)
+        for other in sorted(reached(graph, module))
+        if within(other, imported)
+    ]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
@@ -80,6 +118,15 @@ def test_notifications_know_nothing_of_on_call():
         for target in targets
         if target == "pulse.oncall" or target.startswith("pulse.oncall.")
     } == set()
+
+
+def test_sources_do_not_import_their_consumers():
+    assert forbidden(imports(modules())) == []
+
+
+def test_a_forbidden_import_is_found_however_indirect():
+    graph = defaultdict(set, {"pulse.uptime.record": {"pulse.db"}, "pulse.db": {"pulse.calculated.due"}})
+    assert forbidden(graph) == ["pulse.uptime.record -> pulse.calculated.due"]
 
 
 def test_a_cycle_is_found():

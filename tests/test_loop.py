@@ -182,6 +182,24 @@ def test_a_loop_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_tog
     assert all(sent_at >= due[key] for sent_at, keys in publisher.sent for key in keys)  # never early
 
 
+def test_a_loop_that_does_not_claim_ahead_claims_what_is_due_and_wakes_when_the_next_is(turns):
+    start = loop.utcnow()
+    horizons = []
+    next_due = start + timedelta(milliseconds=300)
+
+    def claim(horizon):
+        horizons.append(horizon)
+        return []
+
+    declared = loop.Loop(name="test", claim=claim, next_due=lambda: next_due, message=lambda key, at: key, ahead=False)
+    runner = loop.Runner(declared, turns(), threading.Event(), Publisher())
+
+    assert runner.claim_and_send() == 0
+    [horizon] = horizons
+    assert start <= horizon < start + timedelta(milliseconds=50)
+    assert runner._until_next_due() > 0.2  # woken at the due time, not a lookahead before it
+
+
 @pytest.mark.parametrize("idle", [True, False], ids=["answering heartbeats", "silent"])
 def test_an_idle_publisher_keeps_its_connection_by_answering_heartbeats(settings, rabbit, idle):
     publisher = BatchPublisher(dataclasses.replace(settings, broker_url=settings.broker_url + "?heartbeat=1"))

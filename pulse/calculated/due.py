@@ -1,12 +1,16 @@
 """When calculated metrics are evaluated: marked due when an input changes, coalesced, claimed in
 dependency order by the claim-and-send loop (`schedules/calculated.py`).
 
-A new value of a source (a metrics query's poll, an uptime check's extracted value) marks, in the
-statement that stores it, every calculated metric it feeds, directly or through other calculated
-metrics: ``pending_since`` is when the first unevaluated change came, ``due_at`` when to evaluate.
-Each change moves ``due_at`` to `QUIET` after it, but never past `MOST_WAIT` after
+A new value of a source (a metrics query's poll, an uptime check's extracted value) marks every
+calculated metric it feeds, directly or through other calculated metrics, in the statement that
+stores it: triggers on ``metrics_query`` and ``extracted_value`` (migration
+pulse/migrations/0014_calculated_marks.py) mark them when a latest value's time moves, so the
+sources' SQL names no calculated metric, and a crash cannot store a value and lose its mark.
+``pending_since`` is when the first unevaluated change came, ``due_at`` when to evaluate. Each
+change moves ``due_at`` to 1 s (``QUIET``) after it, but never past 20 s (``MOST_WAIT``) after
 ``pending_since``: a burst of changes is one evaluation with the latest inputs once the burst is
-quiet for `QUIET`, and a stream that never quiets is evaluated every `MOST_WAIT`.
+quiet for 1 s, and a stream that never quiets is evaluated every 20 s. These are the migration's
+SQL function ``calculated_mark``, which `mark` calls too: changing them takes a new migration.
 
 The loop claims a due metric only when none of its calculated inputs is marked or being evaluated
 (claimed in the last `SENT_FOR`), so a metric fed through another is evaluated after it, with its
@@ -17,8 +21,8 @@ evaluation also sets ``due_at``, unmarked, to when its oldest input grows older 
 shows as stale; and when what it gives changed without a mark (it grew stale), it marks the
 metrics it feeds directly, due at once (`mark_dependents`).
 
-Rows are locked in id order (two sources' statements at once never deadlock) and a mark that
-would move ``due_at`` by less than `SLACK` writes nothing.
+Rows are locked in id order, one mark per statement (two sources' statements at once never
+deadlock), and a mark that would move ``due_at`` by less than 100 ms (``SLACK``) writes nothing.
 """
 
 from __future__ import annotations
@@ -27,43 +31,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pulse.db import db
-from pulse.loop import LOOKAHEAD
 
-QUIET = "interval '1 second'"  # how long a burst must be quiet before its evaluation
-MOST_WAIT = "interval '20 seconds'"  # the longest a marked metric waits for its burst to quiet
-SLACK = "interval '100 milliseconds'"
 SENT_FOR = "interval '60 seconds'"  # a claimed evaluation holds its dependents back this long at most
 
-_DUE = f"least(coalesce(c.pending_since, now()) + {MOST_WAIT}, now() + {QUIET})"
-
-
-def marks(sources: str) -> str:
-    """The CTEs (for a statement beginning ``WITH RECURSIVE``) that mark the calculated metrics
-    fed by the variables ``v`` that ``sources`` (an SQL condition on ``v``) selects, and those fed
-    by them in turn."""
-    return f"""fed (id) AS (
-    SELECT v.calculated_metric_id FROM calculated_metric_variable v WHERE {sources}
-    UNION
-    SELECT v.calculated_metric_id FROM calculated_metric_variable v JOIN fed ON v.calculated_input_id = fed.id
-), marked AS (
-    UPDATE calculated_metric c SET pending_since = coalesce(c.pending_since, now()), due_at = {_DUE}
-    FROM (
-        SELECT c.id FROM calculated_metric c JOIN fed USING (id)
-        WHERE c.pending_since IS NULL OR c.due_at < {_DUE} - {SLACK}
-        ORDER BY c.id
-        FOR NO KEY UPDATE OF c
-    ) AS locked
-    WHERE c.id = locked.id
-    RETURNING c.id
-)"""
-
-
 # Metrics changed by `pulse apply`, and what they feed.
-_MARK = (
-    "WITH RECURSIVE "
-    + marks("v.calculated_input_id = ANY(%(ids)s) OR v.calculated_metric_id = ANY(%(ids)s)")
-    + " SELECT count(*) FROM marked"
-)
+_MARK = """SELECT calculated_mark(array(
+    SELECT v.calculated_metric_id FROM calculated_metric_variable v
+    WHERE v.calculated_input_id = ANY(%(ids)s) OR v.calculated_metric_id = ANY(%(ids)s)
+))"""
 # An input being evaluated, or about to be: its dependents wait for its new value.
 _WAITING = f"""EXISTS (
     SELECT 1 FROM calculated_metric_variable v JOIN calculated_metric i ON i.id = v.calculated_input_id
@@ -110,17 +85,17 @@ def mark_dependents(calculated_metric_id: int) -> None:
 
 
 def claim(horizon: datetime, limit: int = 100) -> list[tuple[int, datetime]]:
-    """Claim the metrics due by now (the loop's ``horizon`` less its `LOOKAHEAD`) whose inputs are
-    not waiting for an evaluation: (id, due time), the due time being the evaluation's key, always
-    later than the metric's last one, so a redelivered message is told from a new evaluation.
+    """Claim the metrics due by ``horizon`` whose inputs are not waiting for an evaluation: (id,
+    due time), the due time being the evaluation's key, always later than the metric's last one,
+    so a redelivered message is told from a new evaluation.
 
-    Not ahead of time, and a hundred at most: the loop sends them at once and commits, so a
-    source's mark waits for a claim's row locks as briefly as can be."""
-    return list(db.execute_sql(_CLAIM, {"horizon": horizon - LOOKAHEAD, "limit": limit}).fetchall())
+    A hundred at most, and only what is due (the loop's schedule does not claim ahead): the loop
+    sends them at once and commits, so a source's mark waits for a claim's row locks as briefly
+    as can be."""
+    return list(db.execute_sql(_CLAIM, {"horizon": horizon, "limit": limit}).fetchall())
 
 
 def next_due() -> datetime | None:
-    """The earliest due time of a metric that could be claimed, or None; told `LOOKAHEAD` late, so
-    the loop, which wakes that much before, wakes when it is due."""
+    """The earliest due time of a metric that could be claimed, or None."""
     row = db.execute_sql(_NEXT_DUE).fetchone()
-    return row[0] + LOOKAHEAD if row and row[0] else None
+    return row[0] if row and row[0] else None

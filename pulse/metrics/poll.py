@@ -20,7 +20,6 @@ from typing import Any
 import dramatiq
 
 from pulse import logging as pulse_logging
-from pulse.calculated import due
 from pulse.components import thresholds
 from pulse.config import get_settings
 from pulse.db import db
@@ -72,9 +71,10 @@ WHERE q.id = %(id)s
 # A poll's data point, and the query's state when the point is new and the latest poll applied:
 # one statement. Its UPDATE locks the query's row, so two polls of one query finishing together
 # apply one after the other, the later slot winning (the condition is checked again on the row a
-# concurrent poll committed). A new value marks the calculated metrics it feeds.
-RECORD = f"""
-WITH RECURSIVE point AS (
+# concurrent poll committed). What reads the query's latest value learns of a new one in this
+# statement, from the table's triggers.
+RECORD = """
+WITH point AS (
     INSERT INTO metric_data_point (metrics_query_id, scheduled_at, value) VALUES (%(id)s, %(slot)s, %(value)s)
     ON CONFLICT DO NOTHING
     RETURNING metrics_query_id
@@ -88,7 +88,7 @@ WITH RECURSIVE point AS (
     FROM point
     WHERE q.id = point.metrics_query_id AND (q.last_polled_at IS NULL OR q.last_polled_at < %(slot)s)
     RETURNING q.id
-), {due.marks("v.metrics_query_id IN (SELECT id FROM recorded WHERE %(value)s::float8 IS NOT NULL)")}
+)
 SELECT id FROM recorded
 """
 

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pulse.calculated import due
 from pulse.components import changes
 from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.db import db
@@ -91,8 +90,8 @@ _BATCH = "batch AS (SELECT * FROM unnest({}) AS batch ({}))".format(
     ", ".join(f"%({name})s::{kind}[]" for name, kind in _COLUMNS.items()), ", ".join(_COLUMNS)
 )
 # The check rows, written from the rows of {source}, then the check's extracted values if it has
-# any (one check only: %(values)s), which mark the calculated metrics they feed. ON CONFLICT: the
-# slot is recorded already.
+# any (one check only: %(values)s), moving each value's latest (what reads it learns of it in this
+# statement, from the table's triggers). ON CONFLICT: the slot is recorded already.
 _CHECK = """checked AS (
     INSERT INTO uptime_check (component_id, scheduled_at, started_at, checked_at, status_code, response_time_ms,
                               success, outcome, error, condition_results)
@@ -112,11 +111,10 @@ _EXTRACTED = """, points AS (
 ), latest AS (
     UPDATE extracted_value e SET last_value = points.value, last_at = points.scheduled_at
     FROM points WHERE e.id = points.extracted_value_id AND (e.last_at IS NULL OR e.last_at < points.scheduled_at)
-    RETURNING e.id
-), """ + due.marks("v.extracted_value_id IN (SELECT id FROM latest)")
+)"""
 # The fast path: each component's new counters, guarded by the values they were computed from (so
 # a concurrent check makes it change nothing), and the check row only if that update happened.
-_UNCHANGED = f"""WITH RECURSIVE {_BATCH}, updated AS (
+_UNCHANGED = f"""WITH {_BATCH}, updated AS (
     UPDATE component c
     SET consecutive_failures = batch.failures, consecutive_successes = batch.successes,
         last_checked_at = batch.slot, last_response_time_ms = batch.ms
@@ -127,7 +125,7 @@ _UNCHANGED = f"""WITH RECURSIVE {_BATCH}, updated AS (
       AND NOT EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = batch.id AND u.scheduled_at = batch.slot)
     RETURNING batch.*
 ), """ + _CHECK.format(source="updated")
-_LOCKED = f"WITH RECURSIVE {_BATCH}, " + _CHECK.format(source="batch")
+_LOCKED = f"WITH {_BATCH}, " + _CHECK.format(source="batch")
 _WRITTEN = " SELECT component_id, scheduled_at FROM checked"
 SQL = {
     (False, False): _UNCHANGED + _WRITTEN,

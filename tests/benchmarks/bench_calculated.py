@@ -10,10 +10,11 @@ for each burst:
 
 1. feeds 10 rounds, one a second: each source gets a new value once per round, in a new random
    order each round, 250 sources every 50 ms, each batch one statement that writes the queries'
-   values and marks what they feed as a poll's statement does (`pulse.calculated.due.marks`; a
-   poll also writes its data point: 5,000 polls a second are more than two cores can run, and the
-   source writes are not what is measured); the feeder and its PostgreSQL backend run at nice -10,
-   so that the burst keeps to its 10 s while Pulse works;
+   values as a poll's statement does, which marks what they feed (the triggers of
+   pulse/migrations/0014_calculated_marks.py; a poll also writes its data point: 5,000 polls a
+   second are more than two cores can run, and the source writes are not what is measured); the
+   feeder and its PostgreSQL backend run at nice -10, so that the burst keeps to its 10 s while
+   Pulse works;
 2. waits until every metric shows the value its formula gives for the last round's inputs;
 3. prints the evaluations per metric (data points written since the burst began), the time from
    the burst's last update until each metric showed its final value (p50, p99, max), and the CPU
@@ -43,7 +44,6 @@ import psycopg
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from pulse.calculated import due
 from pulse.calculated.evaluation import evaluate
 from pulse.calculated.formula import parse
 from tests.benchmarks.measure import (
@@ -105,16 +105,13 @@ def value(source: int, round_: int, burst: int) -> float:
     return float((source * 7 + round_ * 13 + burst * 31) % 97 + 1)
 
 
-# A batch of polls' values, written in one statement that marks what they feed, as a poll's own
-# statement does (`pulse.metrics.poll.RECORD`, which also writes each poll's data point).
-WRITE = f"""
-WITH RECURSIVE written AS (
-    UPDATE metrics_query q SET last_value = v.value, last_value_at = %(slot)s, last_polled_at = %(slot)s, state = 'ok'
-    FROM unnest(%(ids)s::bigint[], %(values)s::float8[]) AS v (id, value)
-    WHERE q.id = v.id
-    RETURNING q.id
-), {due.marks("v.metrics_query_id IN (SELECT id FROM written)")}
-SELECT count(*) FROM marked
+# A batch of polls' values, written in one statement as a poll's own statement writes one
+# (`pulse.metrics.poll.RECORD`, which also writes each poll's data point); its trigger marks what
+# they feed.
+WRITE = """
+UPDATE metrics_query q SET last_value = v.value, last_value_at = %(slot)s, last_polled_at = %(slot)s, state = 'ok'
+FROM unnest(%(ids)s::bigint[], %(values)s::float8[]) AS v (id, value)
+WHERE q.id = v.id
 """
 
 

@@ -197,3 +197,21 @@ def test_a_source_without_calculated_metrics_marks_nothing(applied):
     CalculatedMetric.delete().execute()
     polled(3, slot())
     assert due.next_due() is None
+
+
+def test_only_a_new_latest_value_marks_what_it_feeds(applied):
+    def marked():
+        return sorted(m.key for m in CalculatedMetric.select().where(CalculatedMetric.pending_since.is_null(False)))
+
+    polled(3, slot(60))
+    assert marked() == ["doubled", "error-rate"]
+    CalculatedMetric.update(pending_since=None, due_at=None).execute()
+
+    polled(None, slot(30))  # no data
+    polled(4, slot(90))  # older than the latest poll applied
+    query = MetricsQuery.get(MetricsQuery.key == "http-errors")
+    poll.failed(poll.load(query.id, slot()), "boom")  # the query's row updated, its value not
+    assert marked() == []
+
+    polled(5, slot())
+    assert marked() == ["doubled", "error-rate"]

@@ -14,13 +14,13 @@ from pulse.uptime import batch as checking
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
 def check(component_id: int, scheduled_at: str) -> None:
-    """Check one component for the slot ``scheduled_at`` (ISO 8601) and record the outcome."""
+    """Check one component for the slot ``scheduled_at`` (ISO 8601) and record the result."""
     events.publish(checking.check_all([(component_id, parse_slot(scheduled_at))]))
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
 def checks(batch: list[list]) -> None:
-    """Check each ``[component_id, scheduled_at]`` of ``batch`` at once and record the outcomes.
+    """Check each ``[component_id, scheduled_at]`` of ``batch`` at once and record the results.
     Its log lines carry the ``componentIds`` of the batch."""
     pairs = isinstance(batch, list) and all(isinstance(item, list) and len(item) == 2 for item in batch)
     if not pairs or not all(isinstance(component_id, int) for component_id, _ in batch):

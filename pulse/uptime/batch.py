@@ -1,8 +1,8 @@
-"""A batch of checks, from the slots a message names to the events their outcomes wrote.
+"""A batch of checks, from the slots a message names to the events their results wrote.
 
 The components are read in one query, their requests run at once on a pool of threads that only
 make requests (`CONCURRENT_CHECKS` per process, started on first use in the worker process), and
-their outcomes are written in one transaction (most of them in one statement), so RabbitMQ,
+their results are written in one transaction (most of them in one statement), so RabbitMQ,
 dramatiq and PostgreSQL's round trips and commit are paid once a batch, not once a check. Each
 check is still recorded once per component and slot: a redelivered batch checks only the slots it
 finds unrecorded.
@@ -21,7 +21,7 @@ from pulse.config import get_settings
 from pulse.db import db
 from pulse.net import AddressPolicy
 from pulse.uptime import record
-from pulse.uptime.check import Outcome
+from pulse.uptime.check import CheckResult
 from pulse.uptime.check import run as run_check
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ CONCURRENT_CHECKS = 256  # requests in flight per worker process: 16 threads of 
 
 
 def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
-    """Check each (component id, slot) not recorded yet and record the outcomes in one
+    """Check each (component id, slot) not recorded yet and record the results in one
     transaction; returns the ids of the events written, to publish once it committed."""
     due = []
     for (component_id, slot), loaded in zip(slots, record.load_all(slots), strict=True):
@@ -40,13 +40,13 @@ def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
             due.append((loaded, slot))
     if len(due) == 1:
         pulse_logging.bind(organizationId=due[0][0].component.organization_id)
-    outcomes = _run([loaded for loaded, _ in due])
+    results = _run([loaded for loaded, _ in due])
     with db.atomic():  # one commit for the batch
-        return record.save_all([(*check, outcome) for check, outcome in zip(due, outcomes, strict=True)])
+        return record.record_all([(*check, result) for check, result in zip(due, results, strict=True)])
 
 
-def _run(due: list[record.Loaded]) -> list[Outcome]:
-    """Each check's outcome: in this thread for one, at once on the request pool for several."""
+def _run(due: list[record.Loaded]) -> list[CheckResult]:
+    """Each check's result: in this thread for one, at once on the request pool for several."""
     policy = _policy()
     if len(due) == 1:
         return [run_check(due[0].request, due[0].conditions, due[0].extract, policy)]

@@ -1,6 +1,6 @@
 """One uptime check: request the component's URL and judge the answer by its conditions.
 
-Pure of the database: `run` takes what to request and the conditions, and returns an `Outcome`;
+Pure of the database: `run` takes what to request and the conditions, and returns an `CheckResult`;
 `pulse.uptime.record` writes it down.
 """
 
@@ -20,7 +20,7 @@ DEFAULT_CONDITIONS = ("[STATUS] < 400",)
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
+class CheckResult:
     started_at: datetime
     response: Response
     error: str | None
@@ -41,7 +41,7 @@ class Outcome:
         return "; ".join(failed) if failed else "all conditions passed"
 
 
-def run(request: Request, condition_texts: list[str], extract: dict[str, str], policy: AddressPolicy) -> Outcome:
+def run(request: Request, condition_texts: list[str], extract: dict[str, str], policy: AddressPolicy) -> CheckResult:
     """Make the request and evaluate the conditions (and extractions) on what came back."""
     started_at = utcnow()
     response, error = fetch(request, policy)
@@ -54,7 +54,7 @@ def run(request: Request, condition_texts: list[str], extract: dict[str, str], p
             number = _number(conditions.extract(path, response))
             if number is not None:
                 extracted[name] = number
-    return Outcome(started_at, response, error, results, observed(failed, error), extracted)
+    return CheckResult(started_at, response, error, results, observed(failed, error), extracted)
 
 
 def observed(failed_response_time_only: Sequence[bool], error: str | None) -> str:

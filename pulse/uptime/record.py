@@ -20,7 +20,7 @@ from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.net import Request
-from pulse.uptime.check import Outcome
+from pulse.uptime.check import CheckResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,39 +134,39 @@ SQL = {
     (True, True): _LOCKED + _EXTRACTED + _WRITTEN,
 }
 
-#: One check to record: its component as loaded, its slot, and its outcome.
-Check = tuple[Loaded, datetime, Outcome]
+#: One check to record: its component as loaded, its slot, and its result.
+Check = tuple[Loaded, datetime, CheckResult]
 
 
-def save(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> list[int]:
+def record(loaded: Loaded, scheduled_at: datetime, result: CheckResult) -> list[int]:
     """Record a check. Returns the ids of the events written, to publish."""
-    return save_all([(loaded, scheduled_at, outcome)])
+    return record_all([(loaded, scheduled_at, result)])
 
 
-def save_all(checks: Sequence[Check]) -> list[int]:
+def record_all(checks: Sequence[Check]) -> list[int]:
     """Record checks, in the caller's transaction. Returns the ids of the events written, to publish.
 
     Most checks leave the status as it was: those that extract nothing are recorded together in
     one guarded statement, the others in one each. A change of status, a late result or a
-    concurrent check (its guard failed) takes `record`, with the component locked.
+    concurrent check (its guard failed) takes `record_locked`, with the component locked.
     """
     fast = [(check, values) for check in checks if (values := _guarded(*check)) is not None]
-    written = _write([values for (_, _, outcome), values in fast if not outcome.extracted], locked=False)
-    for (_, _, outcome), values in fast:
-        if outcome.extracted:
-            written |= _write([values], locked=False, extracted=outcome.extracted)
-    return [event for loaded, slot, outcome in checks if (loaded.component.id, slot) not in written
-            for event in record(loaded.component.id, slot, outcome)]  # fmt: skip
+    written = _write([values for (_, _, result), values in fast if not result.extracted], locked=False)
+    for (_, _, result), values in fast:
+        if result.extracted:
+            written |= _write([values], locked=False, extracted=result.extracted)
+    return [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
+            for event in record_locked(loaded.component.id, slot, result)]  # fmt: skip
 
 
-def _guarded(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> dict[str, Any] | None:
+def _guarded(loaded: Loaded, scheduled_at: datetime, result: CheckResult) -> dict[str, Any] | None:
     """The fast path's values for a check that leaves the status as it was and is the latest, else None."""
-    after = loaded.component.after(outcome.seen)
+    after = loaded.component.after(result.seen)
     if after.status != loaded.component.state.status:
         return None
     if loaded.last_checked_at is not None and scheduled_at <= loaded.last_checked_at:
         return None
-    return _values(loaded.component.id, scheduled_at, outcome) | {
+    return _values(loaded.component.id, scheduled_at, result) | {
         "status": loaded.component.state.status,
         "failures": after.failures,
         "successes": after.successes,
@@ -176,7 +176,7 @@ def _guarded(loaded: Loaded, scheduled_at: datetime, outcome: Outcome) -> dict[s
     }
 
 
-def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[int]:
+def record_locked(component_id: int, scheduled_at: datetime, result: CheckResult) -> list[int]:
     """Record a check with the component locked. Returns the ids of the events written (to publish
     after commit).
 
@@ -187,33 +187,33 @@ def record(component_id: int, scheduled_at: datetime, outcome: Outcome) -> list[
         loaded = load(component_id, scheduled_at, lock=True)
         if loaded is None:  # deleted since the check was sent
             return []
-        values = _values(component_id, scheduled_at, outcome)
-        if not _write([values], locked=True, extracted=outcome.extracted):
+        values = _values(component_id, scheduled_at, result)
+        if not _write([values], locked=True, extracted=result.extracted):
             return []  # this check was recorded already (a redelivered message)
         if loaded.last_checked_at is not None and scheduled_at <= loaded.last_checked_at:
             return []
         return changes.apply(
             loaded.component,
-            outcome.seen,
-            outcome.reason,
+            result.seen,
+            result.reason,
             values["now"],
             last_checked_at=scheduled_at,
             last_response_time_ms=values["ms"],
         )
 
 
-def _values(component_id: int, scheduled_at: datetime, outcome: Outcome) -> dict[str, Any]:
+def _values(component_id: int, scheduled_at: datetime, result: CheckResult) -> dict[str, Any]:
     return {
         "id": component_id,
         "slot": scheduled_at,
-        "started": outcome.started_at,
+        "started": result.started_at,
         "now": utcnow(),
-        "code": outcome.response.status,
-        "ms": round(outcome.response.response_time_ms),
-        "success": outcome.success,
-        "seen": outcome.seen,
-        "error": outcome.error,
-        "results": json.dumps([r.as_dict() for r in outcome.results]),
+        "code": result.response.status,
+        "ms": round(result.response.response_time_ms),
+        "success": result.success,
+        "seen": result.seen,
+        "error": result.error,
+        "results": json.dumps([r.as_dict() for r in result.results]),
     }
 
 

@@ -1,4 +1,4 @@
-"""Checks sent together (`actors.uptime.checks`): their requests at once, their outcomes in one
+"""Checks sent together (`actors.uptime.checks`): their requests at once, their results in one
 transaction, each slot recorded once however often the batch is delivered."""
 
 import time

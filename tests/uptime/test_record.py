@@ -77,8 +77,8 @@ def test_a_redelivered_check_does_nothing_twice(make_component, target):
     run_check(component, 0)
     run_check(component, 0)  # the same message again
     assert len(target.received) == 1  # the actor saw the slot recorded and did not check again
-    outcome = check_now(component)
-    assert record.record(component.id, slot(0), outcome) == []  # nor would the recording apply twice
+    result = check_now(component)
+    assert record.record_locked(component.id, slot(0), result) == []  # nor would the recording apply twice
 
     assert UptimeCheck.select().count() == 1
     assert Incident.select().count() == 1 and Event.select().count() == 2
@@ -181,13 +181,13 @@ def test_two_checks_finishing_together_apply_the_change_once(make_component, tar
     target.answer("/health", status=500)
     run_check(component, 0)
     run_check(component, 1)
-    outcome = check_now(component)
+    result = check_now(component)
     start = threading.Barrier(2)
 
     def finish(n):
         start.wait()
         try:
-            return record.record(component.id, slot(n), outcome)
+            return record.record_locked(component.id, slot(n), result)
         finally:
             db.close()
 
@@ -219,10 +219,10 @@ def test_the_outbox_sweep_sends_what_a_crash_left_unsent(make_component, target,
 def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target):
     component = make_component(target)
     first, second = record.load(component.id, slot(0)), record.load(component.id, slot(0))
-    outcome = run(first.request, first.conditions, first.extract, AddressPolicy())
+    result = run(first.request, first.conditions, first.extract, AddressPolicy())
 
-    assert record.save(first, slot(0), outcome) == []
-    assert record.save(second, slot(0), outcome) == []  # its guard sees the first: nothing applied
+    assert record.record(first, slot(0), result) == []
+    assert record.record(second, slot(0), result) == []  # its guard sees the first: nothing applied
 
     assert UptimeCheck.select().count() == 1
     assert Component.get_by_id(component.id).consecutive_successes == 1
@@ -232,9 +232,9 @@ def test_a_check_loaded_before_another_finished_still_counts(make_component, tar
     component = make_component(target)
     stale = record.load(component.id, slot(1))
     run_check(component, 0)  # another check applies meanwhile
-    outcome = run(stale.request, stale.conditions, stale.extract, AddressPolicy())
+    result = run(stale.request, stale.conditions, stale.extract, AddressPolicy())
 
-    record.save(stale, slot(1), outcome)  # its guard fails; the locked path applies it
+    record.record(stale, slot(1), result)  # its guard fails; the locked path applies it
 
     after = Component.get_by_id(component.id)
     assert (after.consecutive_successes, after.last_checked_at) == (2, slot(1))
@@ -248,11 +248,11 @@ def test_checks_saved_together_are_each_recorded_once_by_their_own_path(make_com
     slots = [(plain.id, slot(0)), (stale.id, slot(1)), (extracting.id, slot(0)), (failing.id, slot(0))]
     loaded = record.load_all(slots)
     run_check(stale, 0)  # another check of it applies meanwhile: its guard fails, the locked path counts it
-    outcomes = [run(c.request, c.conditions, c.extract, AddressPolicy()) for c in loaded]
-    batch = [(c, at, outcome) for c, (_, at), outcome in zip(loaded, slots, outcomes, strict=True)]
+    results = [run(c.request, c.conditions, c.extract, AddressPolicy()) for c in loaded]
+    batch = [(c, at, result) for c, (_, at), result in zip(loaded, slots, results, strict=True)]
 
     with db.atomic():
-        written = record.save_all([*batch, batch[0]])  # the plain check twice, as a redelivery might
+        written = record.record_all([*batch, batch[0]])  # the plain check twice, as a redelivery might
 
     assert {e.type for e in Event.select().where(Event.id.in_(written))} == {STATUS_CHANGED, INCIDENT_OPENED}
     rows = {(row.component_id, row.scheduled_at) for row in UptimeCheck.select()}

@@ -9,8 +9,8 @@ The rules:
 - a value past ``critical`` (above it, or below it with ``direction: below``) observes
   ``critical_status`` (MAJOR_OUTAGE unless set to PARTIAL_OUTAGE); past ``warning``,
   DEGRADED_PERFORMANCE; within both, OPERATIONAL;
-- the component changes after ``failure_threshold`` such observations in a row (``for:`` in the file)
-  and comes back to OPERATIONAL after ``success_threshold`` good ones (``recover:``);
+- the component changes after ``for_count`` such observations in a row (``for:`` in the file)
+  and comes back to OPERATIONAL after ``recover_count`` good ones (``recover:``);
 - no value (no data, or a stale input) is never healthy: with ``no_data: keep`` (the default) it
   leaves the status as it is and starts the good streak over; ``no_data: degraded`` and
   ``no_data: outage`` observe DEGRADED_PERFORMANCE or MAJOR_OUTAGE.
@@ -62,8 +62,8 @@ class Thresholds:
     warning: float | None
     critical: float | None
     critical_status: str
-    failure_threshold: int
-    success_threshold: int
+    for_count: int
+    recover_count: int
     no_data: str
 
     @classmethod
@@ -116,9 +116,7 @@ class Thresholds:
         if observed is None:  # no value: not a failure, and no good news either
             Component.update(consecutive_successes=0).where(Component.id == component_id).execute()
             return []
-        component = changes.lock(
-            component_id, failure_threshold=self.failure_threshold, success_threshold=self.success_threshold
-        )
+        component = changes.lock(component_id, failure_threshold=self.for_count, success_threshold=self.recover_count)
         if component is None:
             return []
         return changes.apply(component, observed, why, now)

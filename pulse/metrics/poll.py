@@ -56,7 +56,7 @@ class Loaded:
     thresholds: Thresholds
 
 
-_THRESHOLDS = len(dataclasses.fields(Loaded)) - 1  # where LOAD's row has the thresholds' columns
+_COLUMNS = [field.name for field in dataclasses.fields(Loaded)][:-1]  # the columns LOAD reads first, in order
 LOAD = f"""
 SELECT q.id, q.organization_id, q.name, NOT q.paused, i.type, i.id, i.settings, q.query, q.options, q.unit,
        q.component_id,
@@ -147,7 +147,8 @@ def load(query_id: int, scheduled_at: datetime) -> Loaded | None:
     row = db.execute_sql(LOAD, {"id": query_id, "slot": scheduled_at}).fetchone()
     if row is None:
         return None
-    return Loaded(*row[:_THRESHOLDS], thresholds=Thresholds.of_row(row[_THRESHOLDS:]))
+    columns = dict(zip(_COLUMNS, row, strict=False))
+    return Loaded(**columns, thresholds=Thresholds.of_row(row[len(_COLUMNS) :]))
 
 
 def run(loaded: Loaded, policy: AddressPolicy, timeout_s: float) -> Sample:

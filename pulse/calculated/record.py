@@ -27,6 +27,7 @@ from pulse.calculated import due
 from pulse.calculated.evaluation import evaluate
 from pulse.calculated.formula import FormulaError, parse
 from pulse.components import thresholds
+from pulse.components.thresholds import Thresholds
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.models.calculated import STALE
@@ -55,17 +56,11 @@ class Loaded:
     unit: str
     max_age: timedelta
     component_id: int | None
-    direction: str
-    warning: float | None
-    critical: float | None
-    critical_status: str
-    failure_threshold: int
-    success_threshold: int
-    no_data: str
     state: str
     last_value: float | None
     last_evaluated_at: datetime | None
     feeds: bool  # another calculated metric reads this one
+    thresholds: Thresholds
     inputs: tuple[Input, ...]
 
 
@@ -78,7 +73,8 @@ class Outcome:
     stale_at: datetime | None  # when the oldest input grows older than max_age
 
 
-_COLUMNS = [field.name for field in dataclasses.fields(Loaded)][:-1]  # the columns LOAD reads first, in order
+_COLUMNS = [field.name for field in dataclasses.fields(Loaded)][:-2]  # the columns LOAD reads first, in order
+_INPUTS = len(_COLUMNS) + len(thresholds.COLUMNS)  # where LOAD's rows have the input's columns
 # What `Input` reads of a variable ``v``, and the joins to its source.
 INPUT_COLUMNS = """v.name,
        CASE WHEN v.metrics_query_id IS NOT NULL THEN 'metric ' || q.key
@@ -92,10 +88,10 @@ LEFT JOIN extracted_value e ON e.id = v.extracted_value_id
 LEFT JOIN component ec ON ec.id = e.component_id
 LEFT JOIN calculated_metric i ON i.id = v.calculated_input_id"""
 LOAD = f"""
-SELECT c.id, c.organization_id, c.key, c.name, c.formula, c.unit, c.max_age_seconds, c.component_id, c.direction,
-       c.warning, c.critical, c.critical_status, c.failure_threshold, c.success_threshold, c.no_data, c.state,
+SELECT c.id, c.organization_id, c.key, c.name, c.formula, c.unit, c.max_age_seconds, c.component_id, c.state,
        c.last_value, c.last_evaluated_at,
-       EXISTS (SELECT 1 FROM calculated_metric_variable d WHERE d.calculated_input_id = c.id), {INPUT_COLUMNS}
+       EXISTS (SELECT 1 FROM calculated_metric_variable d WHERE d.calculated_input_id = c.id),
+       {thresholds.columns("c")}, {INPUT_COLUMNS}
 FROM calculated_metric c
 LEFT JOIN calculated_metric_variable v ON v.calculated_metric_id = c.id
 {SOURCES}
@@ -150,10 +146,10 @@ def load(calculated_metric_id: int) -> Loaded | None:
     if not rows:
         return None
     first = rows[0]
-    inputs = tuple(Input(*row[19:]) for row in rows if row[19] is not None)
+    inputs = tuple(Input(*row[_INPUTS:]) for row in rows if row[_INPUTS] is not None)
     columns = dict(zip(_COLUMNS, first, strict=False))
     columns["max_age"] = timedelta(seconds=columns["max_age"])
-    return Loaded(**columns, inputs=inputs)
+    return Loaded(**columns, thresholds=Thresholds.of_row(first[len(_COLUMNS) : _INPUTS]), inputs=inputs)
 
 
 def outcome(loaded: Loaded, now: datetime) -> Outcome:
@@ -181,7 +177,7 @@ def outcome(loaded: Loaded, now: datetime) -> Outcome:
             return Outcome(None, STALE, note, as_of, None)
     result = evaluate(formula, {i.name: i.value for i in used if i.value is not None})
     value = None if result.value is None else float(result.value)
-    return Outcome(value, thresholds.judge(loaded, value), result.reason, as_of, as_of + loaded.max_age)
+    return Outcome(value, loaded.thresholds.judge(value), result.reason, as_of, as_of + loaded.max_age)
 
 
 def show_age(age: timedelta) -> str:
@@ -211,8 +207,8 @@ def save(loaded: Loaded, scheduled_at: datetime, result: Outcome, now: datetime)
     with db.atomic():
         if db.execute_sql(SAVE, values).fetchone() is None:
             return False, []
-        why = thresholds.reason(loaded, result.state, result.value, result.note)
-        return True, thresholds.observe(loaded, result.state, why, now)
+        why = loaded.thresholds.reason(loaded.name, loaded.unit, result.state, result.value, result.note)
+        return True, loaded.thresholds.observe(loaded.component_id, result.state, why, now)
 
 
 def changed(loaded: Loaded, result: Outcome) -> bool:

@@ -28,7 +28,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from pulse.calculated import due
 from pulse.calculated.formula import parse
-from pulse.metrics.spec import MetricSpec, Thresholds
+from pulse.components.thresholds import Thresholds, ThresholdsSpec
+from pulse.metrics.spec import MetricSpec
 from pulse.models import CalculatedMetric, CalculatedMetricVariable, Component, ExtractedValue, MetricsQuery, utcnow
 from pulse.spec import SLUG, Strict, parse_duration, show_duration, within
 from pulse.uptime.spec import ComponentSpec
@@ -58,7 +59,7 @@ class CalculatedMetricSpec(Strict):
     variables: dict[Annotated[str, Field(pattern=NAME)], Source] = Field(min_length=1, max_length=50)
     max_age: MaxAge = timedelta(minutes=10)
     unit: str = Field("", max_length=32)
-    thresholds: Thresholds = Field(default_factory=lambda: Thresholds.model_validate({}))
+    thresholds: ThresholdsSpec = Field(default_factory=lambda: ThresholdsSpec.model_validate({}))
     no_data: Literal["keep", "degraded", "outage"] = "keep"
     component: str | None = Field(None, pattern=SLUG)
 
@@ -229,20 +230,13 @@ def sync(
 
 
 def _fields(spec: CalculatedMetricSpec, component_ids: dict[str, int]) -> dict[str, Any]:
-    thresholds = spec.thresholds
     return {
         "component": component_ids.get(spec.component) if spec.component else None,
         "name": spec.name,
         "formula": spec.formula,
         "unit": spec.unit,
         "max_age_seconds": round(spec.max_age.total_seconds()),
-        "direction": thresholds.direction,
-        "warning": thresholds.warning,
-        "critical": thresholds.critical,
-        "critical_status": thresholds.critical_status,
-        "failure_threshold": thresholds.for_,
-        "success_threshold": thresholds.recover,
-        "no_data": spec.no_data,
+        **Thresholds.of(spec.thresholds, spec.no_data).fields(),
     }
 
 

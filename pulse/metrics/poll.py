@@ -21,6 +21,7 @@ import dramatiq
 
 from pulse import logging as pulse_logging
 from pulse.components import thresholds
+from pulse.components.thresholds import Thresholds
 from pulse.config import get_settings
 from pulse.db import db
 from pulse.errors import PermanentError, TransientError
@@ -50,21 +51,16 @@ class Loaded:
     options: dict[str, Any]
     unit: str
     component_id: int | None
-    direction: str
-    warning: float | None
-    critical: float | None
-    critical_status: str
-    failure_threshold: int
-    success_threshold: int
-    no_data: str
     recorded: bool  # this slot is recorded already (a redelivered message)
+    thresholds: Thresholds
 
 
-LOAD = """
+_COLUMNS = [field.name for field in dataclasses.fields(Loaded)][:-1]  # the columns LOAD reads first, in order
+LOAD = f"""
 SELECT q.id, q.organization_id, q.name, NOT q.paused, i.type, i.id, i.settings, q.query, q.options, q.unit,
-       q.component_id, q.direction, q.warning, q.critical, q.critical_status, q.failure_threshold,
-       q.success_threshold, q.no_data,
-       EXISTS (SELECT 1 FROM metric_data_point p WHERE p.metrics_query_id = q.id AND p.scheduled_at = %(slot)s)
+       q.component_id,
+       EXISTS (SELECT 1 FROM metric_data_point p WHERE p.metrics_query_id = q.id AND p.scheduled_at = %(slot)s),
+       {thresholds.columns("q")}
 FROM metrics_query q JOIN integration i ON i.id = q.integration_id
 WHERE q.id = %(id)s
 """
@@ -149,7 +145,10 @@ def _policy() -> AddressPolicy:
 def load(query_id: int, scheduled_at: datetime) -> Loaded | None:
     """The query of a poll, or None if it was deleted."""
     row = db.execute_sql(LOAD, {"id": query_id, "slot": scheduled_at}).fetchone()
-    return None if row is None else Loaded(*row)
+    if row is None:
+        return None
+    columns = dict(zip(_COLUMNS, row, strict=False))
+    return Loaded(**columns, thresholds=Thresholds.of_row(row[len(_COLUMNS) :]))
 
 
 def run(loaded: Loaded, policy: AddressPolicy, timeout_s: float) -> Sample:
@@ -163,7 +162,7 @@ def record(loaded: Loaded, scheduled_at: datetime, sample: Sample) -> list[int]:
     A redelivered poll writes nothing; a poll older than the latest applied one keeps its data
     point but changes nothing. A query that drives no component is recorded in one statement.
     """
-    state = thresholds.judge(loaded, sample.value)
+    state = loaded.thresholds.judge(sample.value)
     point = {"id": loaded.id, "slot": scheduled_at, "value": sample.value, "state": state}
     if loaded.component_id is None:
         db.execute_sql(RECORD, point)
@@ -171,8 +170,8 @@ def record(loaded: Loaded, scheduled_at: datetime, sample: Sample) -> list[int]:
     with db.atomic():
         if db.execute_sql(RECORD, point).fetchone() is None:
             return []  # recorded already, or older than the latest poll applied
-        why = thresholds.reason(loaded, state, sample.value, sample.note)
-        return thresholds.observe(loaded, state, why, utcnow())
+        why = loaded.thresholds.reason(loaded.name, loaded.unit, state, sample.value, sample.note)
+        return loaded.thresholds.observe(loaded.component_id, state, why, utcnow())
 
 
 def unavailable(loaded: Loaded) -> Sample:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from pulse.components.thresholds import Thresholds, ThresholdsSpec
 from pulse.metrics.integrations import INTEGRATIONS
 from pulse.metrics.integrations.base import AGGREGATES
 from pulse.metrics.integrations.datadog import SITES
@@ -87,24 +88,6 @@ class IntegrationSpec(Strict):
 _OPTIONS = ("aggregate", "field")
 
 
-class Thresholds(Strict):
-    direction: Literal["above", "below"] = "above"
-    warning: float | None = None
-    critical: float | None = None
-    for_: int = Field(1, ge=1, le=100, alias="for")
-    recover: int = Field(1, ge=1, le=100)
-    critical_status: Literal["MAJOR_OUTAGE", "PARTIAL_OUTAGE"] = "MAJOR_OUTAGE"
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Thresholds:
-        warning, critical = self.warning, self.critical
-        if warning is not None and critical is not None:
-            if (critical < warning) if self.direction == "above" else (critical > warning):
-                side = "above" if self.direction == "above" else "below"
-                raise ValueError(f"critical must be {side} warning when the direction is {self.direction}")
-        return self
-
-
 class MetricSpec(Strict):
     key: str = Field(pattern=SLUG)
     name: str = Field(min_length=1, max_length=200)
@@ -114,7 +97,7 @@ class MetricSpec(Strict):
     field: str | None = Field(None, min_length=1, max_length=200)
     interval: Interval = timedelta(seconds=60)
     unit: str = Field("", max_length=32)
-    thresholds: Thresholds = Field(default_factory=lambda: Thresholds.model_validate({}))
+    thresholds: ThresholdsSpec = Field(default_factory=lambda: ThresholdsSpec.model_validate({}))
     no_data: Literal["keep", "degraded", "outage"] = "keep"
     component: str | None = Field(None, pattern=SLUG)
     paused: bool = False
@@ -185,7 +168,6 @@ def sync(
     }
     existing = {q.key: q for q in MetricsQuery.select().where(MetricsQuery.organization == organization_id)}
     for metric in metrics:
-        thresholds = metric.thresholds
         fields: dict[str, Any] = {
             "integration": integration_ids[metric.integration],
             "component": component_ids.get(metric.component) if metric.component else None,
@@ -194,13 +176,7 @@ def sync(
             "options": metric.options(),
             "unit": metric.unit,
             "interval_seconds": round(metric.interval.total_seconds()),
-            "direction": thresholds.direction,
-            "warning": thresholds.warning,
-            "critical": thresholds.critical,
-            "critical_status": thresholds.critical_status,
-            "failure_threshold": thresholds.for_,
-            "success_threshold": thresholds.recover,
-            "no_data": metric.no_data,
+            **Thresholds.of(metric.thresholds, metric.no_data).fields(),
             "paused": metric.paused,
         }
         current = existing.get(metric.key)

@@ -36,7 +36,8 @@ class Integration(BaseModel):
 class MetricsQuery(BaseModel):
     """A query polled on its interval; its thresholds may drive a component's status (at most one
     query per component). Thresholds compare ``direction`` (above or below) with ``warning`` and
-    ``critical``; ``failure_threshold`` polls past one before the status changes."""
+    ``critical``; ``for_count`` polls past one before the status changes
+    (`pulse.components.thresholds`)."""
 
     id = BigAutoField()
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
@@ -55,8 +56,8 @@ class MetricsQuery(BaseModel):
     warning = DoubleField(null=True)
     critical = DoubleField(null=True)
     critical_status = CharField(max_length=32, default="MAJOR_OUTAGE")
-    failure_threshold = IntegerField(default=1)
-    success_threshold = IntegerField(default=1)
+    for_count = IntegerField(default=1)
+    recover_count = IntegerField(default=1)
     no_data = CharField(max_length=16, default="keep")
     paused = BooleanField(default=False)
     next_poll_at = DateTimeTZField(null=True)

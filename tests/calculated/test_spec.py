@@ -138,7 +138,7 @@ def test_a_diamond_is_no_cycle():
 def test_apply_writes_metrics_and_variables_and_marks_changed_ones(database):
     configfile.apply(configfile.load(HEAD + GOOD))
     rate, budget = CalculatedMetric.select().order_by(CalculatedMetric.id)
-    assert (rate.formula, rate.max_age_seconds, rate.failure_threshold, rate.warning) == (
+    assert (rate.formula, rate.max_age_seconds, rate.for_count, rate.warning) == (
         "errors / requests * 100",
         300,
         2,

@@ -49,7 +49,7 @@ def test_metrics_are_applied_and_drive_their_component(database):
         800,
         "PARTIAL_OUTAGE",
     )
-    assert (latency.failure_threshold, latency.success_threshold, latency.no_data) == (3, 2, "degraded")
+    assert (latency.for_count, latency.recover_count, latency.no_data) == (3, 2, "degraded")
     assert (errors.component_id, errors.interval_seconds, errors.no_data) == (None, 60, "keep")
 
     again = configfile.apply(configfile.load(FILE.replace("interval: 15s", "interval: 30s")))

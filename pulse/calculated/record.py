@@ -65,7 +65,7 @@ class Loaded:
 
 
 @dataclasses.dataclass(frozen=True)
-class Outcome:
+class Evaluation:
     value: float | None
     state: str
     note: str | None  # why there is no value
@@ -133,8 +133,8 @@ def evaluate_slot(calculated_metric_id: int, slot: datetime) -> list[int]:
     if loaded.last_evaluated_at is not None and loaded.last_evaluated_at >= slot:
         return []  # a redelivered message, or one overtaken by a later evaluation
     now = utcnow()
-    result = outcome(loaded, max(now, slot))
-    applied, written = save(loaded, slot, result, now)
+    result = evaluation(loaded, max(now, slot))
+    applied, written = record(loaded, slot, result, now)
     if applied and changed(loaded, result):
         due.mark_dependents(loaded.id)
     return written
@@ -152,20 +152,20 @@ def load(calculated_metric_id: int) -> Loaded | None:
     return Loaded(**columns, thresholds=Thresholds.of_row(first[len(_COLUMNS) : _INPUTS]), inputs=inputs)
 
 
-def outcome(loaded: Loaded, now: datetime) -> Outcome:
+def evaluation(loaded: Loaded, now: datetime) -> Evaluation:
     """What the metric's formula gives for its inputs at ``now``."""
     try:
         formula = parse(loaded.formula)
     except FormulaError as e:  # the file's validation makes this one unlikely
-        return Outcome(None, NO_DATA, f"the formula is not valid: {e.reason}", None, None)
+        return Evaluation(None, NO_DATA, f"the formula is not valid: {e.reason}", None, None)
     inputs = {i.name: i for i in loaded.inputs}
     for name in formula.variables:
         given = inputs.get(name)
         if given is None:
-            return Outcome(None, NO_DATA, f"input {name} has no source", None, None)
+            return Evaluation(None, NO_DATA, f"input {name} has no source", None, None)
         if given.value is None or given.at is None:
             why = f": {given.note}" if given.note else ""
-            return Outcome(None, NO_DATA, f"input {name} ({given.source}) has no value{why}", None, None)
+            return Evaluation(None, NO_DATA, f"input {name} ({given.source}) has no value{why}", None, None)
     used = [inputs[name] for name in formula.variables]
     as_of = min(i.at for i in used if i.at is not None)
     for given in used:
@@ -174,10 +174,10 @@ def outcome(loaded: Loaded, now: datetime) -> Outcome:
         if age >= loaded.max_age:
             limit = show_duration(loaded.max_age)
             note = f"input {given.name} ({given.source}) is {show_age(age)} old, older than max_age {limit}"
-            return Outcome(None, STALE, note, as_of, None)
+            return Evaluation(None, STALE, note, as_of, None)
     result = evaluate(formula, {i.name: i.value for i in used if i.value is not None})
     value = None if result.value is None else float(result.value)
-    return Outcome(value, loaded.thresholds.judge(value), result.reason, as_of, as_of + loaded.max_age)
+    return Evaluation(value, loaded.thresholds.judge(value), result.reason, as_of, as_of + loaded.max_age)
 
 
 def show_age(age: timedelta) -> str:
@@ -190,7 +190,7 @@ def show_age(age: timedelta) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60}m"
 
 
-def save(loaded: Loaded, scheduled_at: datetime, result: Outcome, now: datetime) -> tuple[bool, list[int]]:
+def record(loaded: Loaded, scheduled_at: datetime, result: Evaluation, now: datetime) -> tuple[bool, list[int]]:
     """Record an evaluation. Returns whether it was applied (not recorded already, nor older than
     the latest applied) and the ids of the events written, to publish after commit."""
     values = {
@@ -211,6 +211,6 @@ def save(loaded: Loaded, scheduled_at: datetime, result: Outcome, now: datetime)
         return True, loaded.thresholds.observe(loaded.component_id, result.state, why, now)
 
 
-def changed(loaded: Loaded, result: Outcome) -> bool:
+def changed(loaded: Loaded, result: Evaluation) -> bool:
     """Whether an evaluation changed what metrics fed by this one read (and there are some)."""
     return loaded.feeds and (result.value, result.state) != (loaded.last_value, loaded.state)

@@ -1,4 +1,4 @@
-"""Migration 0013: the thresholds of metrics queries and calculated metrics keep their values under
+"""Migration 0015: the thresholds of metrics queries and calculated metrics keep their values under
 their new names, and back; components keep theirs."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from psycopg import sql
 from pulse.db import MIGRATIONS_DIR, db, setup_database
 from tests.conftest import POOL
 
-BEFORE = "0012_paused_queues"
-MIGRATION = "0013_threshold_names"
+BEFORE = "0014_calculated_marks"
+MIGRATION = "0015_threshold_names"
 
 
 @pytest.fixture
 def old_database(settings):
-    """A database of its own at migration 0012, the tests' database bound again afterwards."""
+    """A database of its own at migration 0014, the tests' database bound again afterwards."""
     name = settings.database_name + "_thresholds"
     admin = psycopg.conninfo.make_conninfo(settings.database_url, dbname="postgres")
     with psycopg.connect(admin, autocommit=True) as conn:

@@ -36,7 +36,7 @@ from pulse.rabbitmq import PRIORITY_ROUTINE
 
 logger = logging.getLogger(__name__)
 
-MAX_SLEEP_S = 1.5  # a shorter wait for a paced slot is slept; a longer one is a delayed message
+MAX_SLEEP_S = 1.5  # a shorter wait for a reserved sending time is slept; a longer one is a delayed message
 
 # How a notification names its destination, without secrets: a URL by its host, and the first 8
 # hex digits of its MD5 to tell two subscribers on one host (two browsers on one push service) apart.
@@ -115,7 +115,7 @@ class Claim:
 
 @dataclasses.dataclass(frozen=True)
 class Defer:
-    """Send again later: `at` is the reserved slot (epoch seconds) or the end of a provider's wait."""
+    """Send again later: `at` is the reserved sending time (epoch seconds) or the end of a provider's wait."""
 
     at: float
 
@@ -125,7 +125,7 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
 
     Parameters:
       claim_id: the id of the message doing it; its redelivery may take the claim over.
-      at: a slot reserved earlier (epoch seconds): the pacing wait is already served.
+      at: a sending time reserved earlier (epoch seconds): the pacing wait is already served.
       final: this is the last attempt: a transient failure fails the notification.
 
     Returns a `Defer` when the destination's pace or the provider asks to wait (the notification
@@ -194,7 +194,7 @@ def _failed(claim: Claim, error: TransportError, pace: tuple[str, float] | None,
     reason = str(error)
     if error.retry_after is not None:
         wait = error.retry_after
-        if pace:  # every worker holds off the destination; this one takes the first slot after
+        if pace:  # every worker holds off the destination; this one reserves the first sending time after
             _hold(pace[0], wait)
             wait = max(wait, _reserve(*pace))
         _release(claim, error=reason, counted=False)
@@ -251,7 +251,7 @@ def _person_destination(kind: str, contact: str | dict[str, Any]) -> dict[str, A
 
 
 def _reserve(key: str, every: float) -> float:
-    """Take the destination's next slot; seconds until it comes (≤ 0: now)."""
+    """Reserve the destination's next sending time; seconds until it comes (≤ 0: now)."""
     return float(db.execute_sql(RESERVE, {"key": key, "every": every}).fetchone()[0])
 
 

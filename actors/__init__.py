@@ -4,7 +4,7 @@ and records the outcome.
 Importing this package sets up the broker first, so every actor binds to Pulse's broker.
 """
 
-from pulse.broker import setup_broker
+from pulse.rabbitmq.broker import setup_broker
 
 setup_broker()
 

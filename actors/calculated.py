@@ -7,7 +7,7 @@ import dramatiq
 
 from pulse import events
 from pulse.calculated import record
-from pulse.grid import parse_slot
+from pulse.recurring.grid import parse_slot
 
 
 @dramatiq.actor(queue_name="calculated-metrics", time_limit=30_000, max_retries=3)

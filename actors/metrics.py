@@ -6,9 +6,9 @@ import dramatiq
 from dramatiq.middleware import CurrentMessage
 
 from pulse import events
-from pulse.grid import parse_slot
 from pulse.metrics import poll as polling
 from pulse.middleware.retries import last_attempt
+from pulse.recurring.grid import parse_slot
 
 
 @dramatiq.actor(queue_name="metrics", time_limit=120_000, max_retries=2)

@@ -13,7 +13,7 @@ from pulse.config import get_settings
 from pulse.errors import PermanentError
 from pulse.models import Event
 from pulse.notifications import delivery
-from pulse.rabbitmq import send_all
+from pulse.rabbitmq.publish import send_all
 
 logger = logging.getLogger(__name__)
 

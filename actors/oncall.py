@@ -14,7 +14,8 @@ from pulse.config import get_settings
 from pulse.errors import PermanentError
 from pulse.models import utcnow
 from pulse.oncall import alerts
-from pulse.rabbitmq import PRIORITY_URGENT, send_all
+from pulse.rabbitmq import PRIORITY_URGENT
+from pulse.rabbitmq.publish import send_all
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import dramatiq
 from pulse import events
 from pulse import logging as pulse_logging
 from pulse.errors import PermanentError
-from pulse.grid import parse_slot
+from pulse.recurring.grid import parse_slot
 from pulse.uptime import batch as checking
 
 

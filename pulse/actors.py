@@ -21,9 +21,10 @@ except ConfigError as e:
     raise SystemExit(f"pulse: {e}") from None
 
 from pulse import logging as pulse_logging
-from pulse import queues, rabbitmq
-from pulse.broker import setup_broker
+from pulse import rabbitmq
 from pulse.db import setup_database
+from pulse.rabbitmq import queues
+from pulse.rabbitmq.broker import setup_broker
 
 pulse_logging.configure(settings.log_level)
 for warning in renamed_in_use():

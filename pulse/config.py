@@ -55,7 +55,7 @@ class Settings:
     max_memory_per_process_mib: MiB of resident memory past which a worker process has the worker
       processes of its run restarted (0: never).
     backlog_bound: messages waiting in the `uptime` or `metrics` queue past which its loop skips the
-      checks or polls coming due, stale before a worker could take them (`pulse.loop`; 0: never).
+      checks or polls coming due, stale before a worker could take them (`pulse.recurring.loop`; 0: never).
     heartbeat_max_age_s: seconds after which the scheduler heartbeat counts as stale.
     allow_private_targets: outgoing requests (uptime checks, and notification deliveries to
       webhooks, Slack, Discord, Teams and Web Push) may reach private and loopback addresses.

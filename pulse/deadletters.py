@@ -18,6 +18,7 @@ from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.db import db
 from pulse.models import FailedMessage, utcnow
+from pulse.rabbitmq import admin
 
 MAX_TEXT = 20_000  # characters kept of an error message or traceback
 
@@ -108,7 +109,7 @@ def requeue(
     for row in rows:
         by_queue.setdefault(row.queue_name, set()).add(row.message_id)
     for queue_name, ids in by_queue.items():
-        rabbitmq.take_dead_letters(settings, queue_name, ids)
+        admin.take_dead_letters(settings, queue_name, ids)
     sent = 0
     for row in rows:
         with db.atomic():
@@ -142,5 +143,5 @@ def purge(settings: Settings, queues: Iterable[str]) -> tuple[int, int]:
     Returns (rows deleted, messages dropped from the .XQ queues)."""
     queues = list(queues)
     rows = FailedMessage.delete().where(FailedMessage.queue_name.in_(queues)).execute()
-    dropped = sum(rabbitmq.purge(settings, rabbitmq.xq(q)) for q in queues)
+    dropped = sum(admin.purge(settings, rabbitmq.xq(q)) for q in queues)
     return rows, dropped

@@ -4,7 +4,7 @@ queues resume uptime``.
 
 The pause lives in PostgreSQL (``paused_queue``), so it holds for every worker and across restarts.
 Each worker process reads it every couple of seconds (`pulse.middleware.beat`) into `paused`,
-which its consumers (`pulse.broker.PulseConsumer`) and its loops (`pulse.loop.Runner`) look at:
+which its consumers (`pulse.rabbitmq.broker.PulseConsumer`) and its loops (`pulse.recurring.loop.Runner`) look at:
 a paused consumer cancels its subscription (RabbitMQ takes back what it had sent but dramatiq had
 not taken) while the messages already in the process finish and are acked; a paused loop skips
 what comes due, as it does over its backlog bound. Delayed retries (``.DQ``) keep coming due into

@@ -1,12 +1,12 @@
 """What recurs, one module per domain: the claim-and-send loops that worker processes run
-(`pulse.loop`: uptime checks, metric polls, calculated metrics, on-call escalations), and the
+(`pulse.recurring.loop`: uptime checks, metric polls, calculated metrics, on-call escalations), and the
 periodic ticks that periodiq sends (cleanup, rollups, the outbox sweep, the heartbeat, overdue
 escalations). Neither does the work itself: each sends messages for the actors.
 
 Importing this package sets up the broker first, so every tick binds to Pulse's broker.
 """
 
-from pulse.broker import setup_broker
+from pulse.rabbitmq.broker import setup_broker
 
 setup_broker()
 

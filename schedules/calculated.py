@@ -1,10 +1,10 @@
-"""Calculated-metrics scheduling: the claim-and-send loop (`pulse.loop`), run by a worker process
+"""Calculated-metrics scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process
 consuming `calculated-metrics`, sends each marked metric's evaluation when it comes due
 (`pulse.calculated.due`)."""
 
 from actors.calculated import recalculate
-from pulse import loop
 from pulse.calculated import due
+from pulse.recurring import loop
 
 EVALUATIONS = loop.declare(
     loop.Loop(

@@ -2,7 +2,7 @@
 rollup pass."""
 
 from actors.cleanup import cleanup, rollup
-from pulse.ticks import tick
+from pulse.recurring.ticks import tick
 
 
 @tick("cleanup", "0 0 * * *")

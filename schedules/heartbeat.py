@@ -5,7 +5,7 @@
 
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
-from pulse.ticks import tick
+from pulse.recurring.ticks import tick
 
 
 @tick("cleanup", "* * * * *")

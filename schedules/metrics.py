@@ -1,9 +1,9 @@
-"""Metrics scheduling: the claim-and-send loop (`pulse.loop`), run by a worker process consuming
+"""Metrics scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
 `metrics`, sends each query's poll at its slot."""
 
 from actors.metrics import poll
-from pulse import loop
 from pulse.metrics import due
+from pulse.recurring import loop
 
 POLLS = loop.declare(
     loop.Loop(

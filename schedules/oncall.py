@@ -1,14 +1,14 @@
-"""On-call scheduling: the claim-and-send loop (`pulse.loop`), run by a worker process consuming
+"""On-call scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
 `oncall`, sends each alert's escalation when its level's wait ends (`pulse.oncall.due`); each
 minute, a tick sends again the escalations that are overdue."""
 
 import logging
 
 from actors.oncall import escalate
-from pulse import loop
 from pulse.oncall import due
 from pulse.rabbitmq import PRIORITY_URGENT
-from pulse.ticks import tick
+from pulse.recurring import loop
+from pulse.recurring.ticks import tick
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ import logging
 from actors.notifications import send
 from pulse import events
 from pulse.notifications import sweep as notifications
-from pulse.rabbitmq import send_all
-from pulse.ticks import tick
+from pulse.rabbitmq.publish import send_all
+from pulse.recurring.ticks import tick
 
 logger = logging.getLogger(__name__)
 

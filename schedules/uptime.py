@@ -1,11 +1,11 @@
-"""Uptime scheduling: the claim-and-send loop (`pulse.loop`), run by a worker process consuming
+"""Uptime scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
 `uptime`, sends each component's check at its slot (sub-minute intervals included), the checks due
 together in one message."""
 
 from datetime import timedelta
 
 from actors.uptime import check, checks
-from pulse import loop
+from pulse.recurring import loop
 from pulse.uptime import due
 
 UPTIME = loop.declare(

@@ -15,12 +15,12 @@ import requests
 from psycopg import sql
 from py_vapid import Vapid
 
-from pulse import rabbitmq
-from pulse.broker import build_broker
 from pulse.config import Settings, get_settings
 from pulse.db import db, migrate, setup_database
 from pulse.models import Component, ExtractedValue, Organization
 from pulse.net import keepalive
+from pulse.rabbitmq import admin
+from pulse.rabbitmq.broker import build_broker
 from tests.support.models import Attempt
 from tests.support.stub import Enqueued
 from tests.support.target import HTTPTarget
@@ -81,7 +81,7 @@ def no_kept_connections():
 
 def reset_vhost(settings: Settings) -> None:
     try:
-        rabbitmq.recreate_vhost(settings)
+        admin.recreate_vhost(settings)
     except requests.ConnectionError:
         pytest.exit(
             "RabbitMQ's management API does not answer on port 15672: "
@@ -118,8 +118,8 @@ def database(settings):
 @pytest.fixture
 def rabbit(settings):
     """RabbitMQ with every queue of the test vhost empty."""
-    for name in rabbitmq.management_queues(settings):
-        rabbitmq.purge(settings, name)
+    for name in admin.management_queues(settings):
+        admin.purge(settings, name)
     return settings
 
 

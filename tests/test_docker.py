@@ -25,12 +25,12 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from pulse import loop
-from pulse.broker import setup_broker
 from pulse.config import RENAMED, Settings
-from pulse.queues import every_queue
 from pulse.rabbitmq import QUEUES, dq, queue_names, xq
 from pulse.rabbitmq import arguments as rabbitmq_arguments
+from pulse.rabbitmq.broker import setup_broker
+from pulse.rabbitmq.queues import every_queue
+from pulse.recurring import loop
 from tests.support.wait import wait_for
 
 DOCKER = Path(__file__).resolve().parent.parent / "docker"
@@ -373,6 +373,7 @@ import os, sys
 os.environ["PULSE_METRICS_DIR"] = sys.argv[1]
 import dramatiq
 from pulse import exporter, rabbitmq
+from pulse.rabbitmq import admin
 from pulse.config import get_settings
 from pulse.runs import run_directory
 from pulse.telemetry import counters
@@ -395,7 +396,7 @@ middleware.after_process_message(None, succeeding)
 
 counters.rows_deleted("uptime_check", 28800)
 
-rabbitmq.ready_counts = lambda settings, names, **options: {name: 3 for name in names}
+admin.ready_counts = lambda settings, names, **options: {name: 3 for name in names}
 import psycopg
 with psycopg.connect(settings.database_url, autocommit=True) as conn:  # a cleanup done, rollups under way
     conn.execute("INSERT INTO cleanup_run (finished_at, succeeded) VALUES (now(), true)")

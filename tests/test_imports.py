@@ -55,7 +55,7 @@ def within(module: str, package: str) -> bool:
 FORBIDDEN = [
     ("pulse.metrics", "pulse.calculated"),
     ("pulse.uptime", "pulse.calculated"),
-    ("pulse.calculated", "pulse.loop"),
+    ("pulse.calculated", "pulse.recurring.loop"),
 ]
 
 

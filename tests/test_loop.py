@@ -1,4 +1,4 @@
-"""The claim-and-send loops (`pulse.loop`): one process at a time runs each (`Turns`), a runner
+"""The claim-and-send loops (`pulse.recurring.loop`): one process at a time runs each (`Turns`), a runner
 rides out outages and gives its turn up as it stops. Against the real PostgreSQL and RabbitMQ."""
 
 import dataclasses
@@ -12,9 +12,11 @@ import pika.exceptions
 import psycopg
 import pytest
 
-from pulse import loop, pause, queues
+from pulse import pause
 from pulse.db import db
-from pulse.rabbitmq import BatchPublisher
+from pulse.rabbitmq import queues
+from pulse.rabbitmq.publish import BatchPublisher
+from pulse.recurring import loop
 from tests.support.wait import wait_for
 
 
@@ -102,7 +104,7 @@ def test_only_the_runner_with_the_turn_claims(turns):
 
 
 def test_a_stopping_runner_gives_its_turn_up_at_once(turns, caplog):
-    caplog.set_level(logging.INFO, logger="pulse.loop")
+    caplog.set_level(logging.INFO, logger="pulse.recurring.loop")
     declared, claims = claiming("test")
     stop = threading.Event()
     runner = loop.Runner(declared, turns(), stop, publisher := Publisher())
@@ -144,7 +146,7 @@ def test_without_postgresql_a_runner_warns_once_and_tries_again(turns, caplog):
 
 
 def test_a_runner_rides_out_a_rabbitmq_outage_and_says_when_it_is_over(turns, caplog):
-    caplog.set_level(logging.INFO, logger="pulse.loop")
+    caplog.set_level(logging.INFO, logger="pulse.recurring.loop")
     now = loop.utcnow()
     declared, claims = claiming("test", [(1, now), (2, now)])
     runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher(failures=2))
@@ -224,7 +226,7 @@ def test_an_idle_publisher_keeps_its_connection_by_answering_heartbeats(settings
 
 def test_a_bounded_loop_skips_what_comes_due_while_its_queue_is_over_the_bound(turns, caplog, monkeypatch):
     monkeypatch.setattr(loop, "BACKLOG_EVERY_S", 0)
-    caplog.set_level(logging.INFO, logger="pulse.loop")
+    caplog.set_level(logging.INFO, logger="pulse.recurring.loop")
     now = loop.utcnow()
     declared, claims = claiming("uptime", [(1, now), (2, now)], bounded=True)
     runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher(waiting=11))
@@ -265,7 +267,7 @@ def test_a_publisher_reads_how_many_messages_wait_in_a_queue(settings, rabbit):
 
 
 def test_a_loop_whose_queue_is_paused_claims_nothing_until_it_resumes(turns, caplog, monkeypatch):
-    caplog.set_level(logging.INFO, logger="pulse.loop")
+    caplog.set_level(logging.INFO, logger="pulse.recurring.loop")
     now = loop.utcnow()
     declared, claims = claiming("oncall", [(1, now)])
     runner = loop.Runner(declared, turns(), threading.Event(), publisher := Publisher())

@@ -6,8 +6,9 @@ import json
 
 import dramatiq
 
-from pulse import pause, rabbitmq
-from pulse.broker import build_broker
+from pulse import pause
+from pulse.rabbitmq import admin
+from pulse.rabbitmq.broker import build_broker
 from tests.support import actors
 from tests.support.cli import pulse
 from tests.support.models import Attempt
@@ -15,7 +16,7 @@ from tests.support.wait import wait_for
 
 
 def ready(settings, queue):
-    return rabbitmq.ready_counts(settings, [queue])[queue]
+    return admin.ready_counts(settings, [queue])[queue]
 
 
 def test_a_paused_consumer_hands_back_what_it_has_not_taken_and_acks_what_it_holds(rabbit, monkeypatch):

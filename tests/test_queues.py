@@ -7,11 +7,11 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from pulse import queues, rabbitmq
-from pulse.broker import build_broker
+from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.models import FailedMessage
-from pulse.rabbitmq import PRIORITY_URGENT
+from pulse.rabbitmq import PRIORITY_URGENT, admin, queues
+from pulse.rabbitmq.broker import build_broker
 from tests.support import actors
 from tests.support.cli import pulse
 from tests.support.models import Attempt
@@ -28,18 +28,18 @@ def vhost(settings, database, request):
     name = f"{settings.vhost}_{request.node.name[:40]}"
     url = urlsplit(settings.broker_url)._replace(path="/" + quote(name, safe="")).geturl()
     own = dataclasses.replace(settings, broker_url=url)
-    rabbitmq.recreate_vhost(own)
+    admin.recreate_vhost(own)
 
     def of(queue_type: str) -> tuple[Settings, dict[str, str]]:
         env = {"PULSE_BROKER_URL": own.broker_url, "PULSE_QUEUE_TYPE": queue_type}
         return dataclasses.replace(own, queue_type=queue_type), env
 
     yield of
-    rabbitmq.delete_vhost(own)
+    admin.delete_vhost(own)
 
 
 def types(settings):
-    return {name: q["type"] for name, q in rabbitmq.management_queues(settings).items()}
+    return {name: q["type"] for name, q in admin.management_queues(settings).items()}
 
 
 def send(settings, message, delay=None):
@@ -60,7 +60,7 @@ def test_quorum_workers_declare_every_queue_and_its_urgent_twin_as_quorum_queues
 
     declared = wait_for(lambda: (found := types(quorum)) and len(found) == 36 and found, "36 queues")
     assert declared == {name: "quorum" for name in queues.every_queue("quorum")}
-    listed = rabbitmq.management_queues(quorum)
+    listed = admin.management_queues(quorum)
     assert listed["notifications"]["arguments"] == {
         "x-queue-type": "quorum",
         "x-dead-letter-exchange": "",
@@ -72,7 +72,7 @@ def test_quorum_workers_declare_every_queue_and_its_urgent_twin_as_quorum_queues
     expected = {"cleanup", "cleanup.DQ", "cleanup.urgent", "cleanup.urgent.DQ"}
 
     def consumed():  # the management API samples every few seconds
-        return {n for n, q in rabbitmq.management_queues(quorum).items() if q.get("consumers")} == expected
+        return {n for n, q in admin.management_queues(quorum).items() if q.get("consumers")} == expected
 
     wait_for(consumed, "consumers on cleanup and its urgent twin only", every=0.5)
 
@@ -87,7 +87,7 @@ def test_an_urgent_message_overtakes_a_backlog_of_routine_ones_in_quorum_queues(
         broker.enqueue(urgent(actors.noop.message("urgent")))
     finally:
         broker.close()
-    assert rabbitmq.ready_counts(quorum, ["cleanup", "cleanup.urgent"]) == {"cleanup": 300, "cleanup.urgent": 1}
+    assert admin.ready_counts(quorum, ["cleanup", "cleanup.urgent"]) == {"cleanup": 300, "cleanup.urgent": 1}
 
     workers(threads=1, env=env)
     wait_for(lambda: Attempt.count("urgent"), "the urgent message")
@@ -103,8 +103,7 @@ def test_quorum_queues_dead_letter_into_their_xq(vhost, workers):
 
     wait_for(
         lambda: (
-            rabbitmq.ready_counts(quorum, ["cleanup.XQ", "cleanup.urgent.XQ"])
-            == {"cleanup.XQ": 1, "cleanup.urgent.XQ": 1}
+            admin.ready_counts(quorum, ["cleanup.XQ", "cleanup.urgent.XQ"]) == {"cleanup.XQ": 1, "cleanup.urgent.XQ": 1}
         ),
         "a message in each .XQ",
     )
@@ -148,7 +147,7 @@ def test_migrate_moves_every_queue_to_the_other_type_with_its_messages(vhost, wo
     assert "cleanup: migrated, 3 message(s) moved" in migrated.stdout
     assert migrated.stdout.strip().splitlines()[-1] == "every queue is quorum: 18 migrated, 7 message(s) moved"
     assert types(quorum) == {name: "quorum" for name in queues.every_queue("quorum")}
-    counts = rabbitmq.ready_counts(quorum, ["cleanup", "cleanup.DQ", "notifications", "oncall", "oncall.XQ"])
+    counts = admin.ready_counts(quorum, ["cleanup", "cleanup.DQ", "notifications", "oncall", "oncall.XQ"])
     assert counts == {"cleanup": 3, "cleanup.DQ": 1, "notifications": 1, "oncall": 1, "oncall.XQ": 1}
     again = pulse("queues", "migrate", "--yes", **quorum_env)
     assert again.stdout.strip() == "every queue is quorum: 0 migrated, 0 message(s) moved"
@@ -163,7 +162,7 @@ def test_migrate_moves_every_queue_to_the_other_type_with_its_messages(vhost, wo
     # Back to classic: the urgent twins' messages go home, their queue names with them.
     send(quorum, urgent(actors.noop.message("urgent-later")), delay=1000)
     send(quorum, urgent(actors.noop.message("urgent-now")))
-    assert rabbitmq.ready_counts(quorum, ["cleanup.urgent", "cleanup.urgent.DQ"]) == {
+    assert admin.ready_counts(quorum, ["cleanup.urgent", "cleanup.urgent.DQ"]) == {
         "cleanup.urgent": 1,
         "cleanup.urgent.DQ": 1,
     }

@@ -11,9 +11,9 @@ import pendulum
 import pytest
 from dramatiq.errors import ConnectionClosed
 
-from pulse.broker import setup_broker
 from pulse.models import Heartbeat
-from pulse.ticks import UtcCron, tick
+from pulse.rabbitmq.broker import setup_broker
+from pulse.recurring.ticks import UtcCron, tick
 from schedules.cleanup import cleanup_tick
 from schedules.heartbeat import heartbeat_tick
 from tests.support.wait import wait_for
@@ -31,7 +31,7 @@ def broker_down(monkeypatch):
 
 
 def test_a_tick_periodiq_cannot_send_is_logged_and_skipped(broker_down, caplog):
-    with caplog.at_level(logging.ERROR, logger="pulse.ticks"):
+    with caplog.at_level(logging.ERROR, logger="pulse.recurring.ticks"):
         assert heartbeat_tick.send_with_options(scheduled_at="2026-12-01T00:00:00+00:00") is None
     assert "heartbeat_tick of 2026-12-01T00:00:00+00:00 not sent, RabbitMQ is unreachable (ConnectionClosed)" in (
         caplog.text
@@ -48,7 +48,7 @@ def test_a_tick_that_meets_a_database_outage_is_skipped_with_one_warning(monkeyp
         raise peewee.OperationalError("connection to server at 127.0.0.1, port 5432 failed: Connection refused\nIs it")
 
     monkeypatch.setattr(Heartbeat, "beat", staticmethod(lambda name: unavailable()))
-    with caplog.at_level(logging.WARNING, logger="pulse.ticks"):
+    with caplog.at_level(logging.WARNING, logger="pulse.recurring.ticks"):
         assert heartbeat_tick() is None  # not raised: nothing to retry, nothing to dead-letter
     assert [r.getMessage() for r in caplog.records] == [
         "heartbeat_tick skipped: the database is unavailable (connection to server at 127.0.0.1, port 5432 failed: "

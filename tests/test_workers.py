@@ -5,10 +5,10 @@ import json
 
 from click.testing import CliRunner
 
-from pulse import rabbitmq
-from pulse.broker import QUEUES
 from pulse.cli import main
 from pulse.models import FailedMessage
+from pulse.rabbitmq import admin
+from pulse.rabbitmq.broker import QUEUES
 from tests.support import actors
 from tests.support.models import Attempt
 from tests.support.wait import wait_for
@@ -27,7 +27,7 @@ def test_a_worker_declares_every_queue_with_its_delay_and_dead_letter_queues(wor
     workers("--queues", "uptime")  # consumes one queue, declares all six
 
     queues = wait_for(
-        lambda: (q := rabbitmq.management_queues(settings)) and all(f"{n}.XQ" in q for n in QUEUES) and q,
+        lambda: (q := admin.management_queues(settings)) and all(f"{n}.XQ" in q for n in QUEUES) and q,
         "the queues in the management API",
     )
     for name in QUEUES:
@@ -57,7 +57,7 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     assert [gap >= minimum for gap, minimum in zip(gaps, (1, 2, 4), strict=True)] == [True, True, True], gaps
 
     # In each queue's .XQ (the row is written just before the worker's consumer nacks), and in `pulse dlq list --json`.
-    wait_for(lambda: rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 3}, "3 messages in cleanup.XQ")
+    wait_for(lambda: admin.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 3}, "3 messages in cleanup.XQ")
     listed = {row["message_id"]: row for row in json.loads(cli("dlq", "list", "--json").output)}
     assert set(listed) == {permanent.message_id, transient.message_id, once.message_id}
     assert listed[permanent.message_id]["attempts"] == 1
@@ -89,7 +89,7 @@ def test_failures_are_dead_lettered_counted_listed_and_requeued(workers, setting
     assert dead_row(permanent).requeue_count == 1
     listed = [row["message_id"] for row in json.loads(cli("dlq", "list", "--json").output)]
     assert sorted(listed) == sorted([permanent.message_id, transient.message_id])
-    wait_for(lambda: rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 2}, "2 messages in cleanup.XQ")
+    wait_for(lambda: admin.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 2}, "2 messages in cleanup.XQ")
     wait_for(lambda: dead("always_permanent") == 2, "2 dlq")
 
 
@@ -113,7 +113,7 @@ def test_requeue_all_and_purge(workers, settings):
     sent = [actors.always_permanent.send(f"x{i}") for i in range(3)]
 
     def xq_holds(count):  # a row is written just before its message is rejected to the .XQ
-        return rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": count}
+        return admin.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": count}
 
     wait_for(lambda: all(dead_row(m) for m in sent) and xq_holds(3), "three dead letters")
 
@@ -124,4 +124,4 @@ def test_requeue_all_and_purge(workers, settings):
     result = cli("dlq", "purge", "--yes")
     assert result.output.strip() == "deleted 3 record(s), dropped 3 message(s) from the dead-letter queues"
     assert FailedMessage.select().count() == 0
-    assert rabbitmq.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 0}
+    assert admin.ready_counts(settings, ["cleanup.XQ"]) == {"cleanup.XQ": 0}

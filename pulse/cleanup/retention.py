@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 BATCH = 5000  # rows per statement
 RUNS_KEPT = timedelta(days=90)  # the cleanup's own history
-_LOCK = (0x50554C53, zlib.crc32(b"cleanup") & 0x7FFFFFFF)  # the namespace of `pulse.loop.Turn`'s locks
+_LOCK = (0x50554C53, zlib.crc32(b"cleanup") & 0x7FFFFFFF)  # the namespace of `pulse.recurring.loop.Turn`'s locks
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,7 +35,8 @@ def queues(ctx: click.Context, as_json: bool) -> None:
     import peewee
 
     from pulse import pause
-    from pulse.rabbitmq import queue_counts, queue_names
+    from pulse.rabbitmq import queue_names
+    from pulse.rabbitmq.admin import queue_counts
     from pulse.runs import Processed, processed
 
     current = settings()
@@ -92,7 +93,7 @@ def queues(ctx: click.Context, as_json: bool) -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def queues_migrate(yes: bool) -> None:
     """Give every queue the type of PULSE_QUEUE_TYPE, keeping its messages (workers and scheduler stopped)."""
-    from pulse.queues import migrate as migrate_queues
+    from pulse.rabbitmq.queues import migrate as migrate_queues
 
     current = settings()
     if not yes:

@@ -28,6 +28,7 @@ from pulse.db import migrate as run_migrations
 from pulse.demo.feed import Feed, console, escape
 from pulse.demo.server import CYCLE, DOWN_AT, DOWN_FOR, SLOW_S, DemoServer
 from pulse.errors import ConfigError
+from pulse.rabbitmq import admin
 
 
 def own(settings: Settings) -> Settings:
@@ -49,7 +50,7 @@ def run_demo(settings: Settings, threads: int) -> int:
         pass  # RabbitMQ answers (or the command says so in one line), before anything is made
     settings = own(settings)
     try:
-        rabbitmq.recreate_vhost(settings)
+        admin.recreate_vhost(settings)
     except requests.RequestException as e:
         raise ConfigError(
             f"RabbitMQ's management API does not answer at {redact(settings.rabbitmq_api_url)} "

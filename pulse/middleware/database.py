@@ -6,9 +6,9 @@ from typing import Any
 
 import dramatiq
 
-from pulse import loop
 from pulse.config import Settings
 from pulse.db import db, setup_database
+from pulse.recurring import loop
 
 
 class Database(dramatiq.Middleware):

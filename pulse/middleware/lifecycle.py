@@ -7,9 +7,10 @@ import logging
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
-from pulse import queues, rabbitmq
+from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.errors import ConfigError
+from pulse.rabbitmq import queues
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ class Lifecycle(dramatiq.Middleware):
     ``.XQ``, exist with the type of PULSE_QUEUE_TYPE before any traffic, whichever queues this
     worker consumes: the management UI shows them all, and a message sent to a queue no worker
     consumes yet waits there. A queue that exists with another type stops the worker with one
-    line saying how to migrate (`pulse.queues.declare`), not consumers failing over and over. A
+    line saying how to migrate (`pulse.rabbitmq.queues.declare`), not consumers failing over and over. A
     worker told to consume some queues (``-Q notifications``) consumes their urgent twins too.
 
     Parameters:

@@ -8,8 +8,8 @@ import threading
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
-from pulse import loop
 from pulse.config import Settings
+from pulse.recurring import loop
 
 logger = logging.getLogger(__name__)
 
@@ -17,11 +17,11 @@ STOP_WAIT = 5.0  # seconds a stopping worker waits for each loop to give its tur
 
 
 class Loops(dramatiq.Middleware):
-    """Starts, as a worker process boots, a thread for each declared loop (`pulse.loop.LOOPS`)
-    whose queue the process consumes (all of them without ``-Q``): a `pulse.loop.Runner`, which
+    """Starts, as a worker process boots, a thread for each declared loop (`pulse.recurring.loop.LOOPS`)
+    whose queue the process consumes (all of them without ``-Q``): a `pulse.recurring.loop.Runner`, which
     runs its loop while the loop's turn is this process's. At shutdown, stops them: each gives its
     turn up, for another process to take at once. No loop ever takes one of dramatiq's worker
-    threads. None runs on a StubBroker (unit tests drive `pulse.loop` directly).
+    threads. None runs on a StubBroker (unit tests drive `pulse.recurring.loop` directly).
 
     Parameters:
       settings(Settings): where PostgreSQL is.

@@ -15,7 +15,7 @@ class Orphans(dramatiq.Middleware):
     one once it reconnects. Running the copy held here too would run the message twice at once,
     so a message whose connection is closed when its turn comes is skipped (dramatiq logs it).
 
-    `pulse.broker.PulseConsumer` marks each message with its connection; messages of other brokers
+    `pulse.rabbitmq.broker.PulseConsumer` marks each message with its connection; messages of other brokers
     are never skipped.
     """
 

@@ -19,7 +19,8 @@ class QueueDepth:
     def collect(self) -> Any:
         from prometheus_client.core import GaugeMetricFamily
 
-        from pulse.rabbitmq import queue_names, ready_counts, xq
+        from pulse.rabbitmq import queue_names, xq
+        from pulse.rabbitmq.admin import ready_counts
 
         up = GaugeMetricFamily("worker_broker_up", "1 if RabbitMQ answered the last scrape.")
         try:

@@ -1,9 +1,9 @@
 """Which checks are due: components of type ENDPOINT, not paused, each on its own grid of slots
-(`pulse.grid`), claimed by the claim-and-send loop (`schedules/uptime.py`)."""
+(`pulse.recurring.grid`), claimed by the claim-and-send loop (`schedules/uptime.py`)."""
 
 from __future__ import annotations
 
-from pulse.grid import Grid
+from pulse.recurring.grid import Grid
 
 CHECKS = Grid(table="component", column="next_check_at", where="type = 'ENDPOINT' AND NOT paused")
 

@@ -59,7 +59,7 @@ def main() -> None:
 def measure(batch: int, rounds: int) -> None:
     import pulse.actors  # noqa: F401  (the broker, the queues)
     from pulse.config import get_settings
-    from pulse.rabbitmq import BatchPublisher
+    from pulse.rabbitmq.publish import BatchPublisher
 
     publisher = BatchPublisher(get_settings())
     results: dict[str, list[tuple[float, float]]] = {}

@@ -5,10 +5,10 @@ import subprocess
 import sys
 import threading
 
-from pulse import rabbitmq
 from pulse.db import db
 from pulse.demo import own
 from pulse.models import Component
+from pulse.rabbitmq import admin
 from tests.support.env import ENV
 from tests.support.wait import wait_for
 from tests.support.worker import ROOT, free_port
@@ -40,10 +40,10 @@ def test_the_demo_keeps_to_its_own_world_and_stops_cleanly_on_a_signal(settings,
     demo_settings = own(settings)
     assert demo_settings.database_name == f"{settings.database_name}_demo"
     assert demo_settings.vhost == f"{settings.vhost}_demo"
-    assert "uptime" in rabbitmq.management_queues(demo_settings)
+    assert "uptime" in admin.management_queues(demo_settings)
     # ... and none in the configured ones.
     assert Component.select().count() == 0
     assert db.execute_sql("SELECT count(*) FROM uptime_check").fetchone()[0] == 0
     # Counted over AMQP: the management API's counts lag up to 5 s behind the fixture's purge.
-    ready = rabbitmq.ready_counts(settings, rabbitmq.management_queues(settings))
+    ready = admin.ready_counts(settings, admin.management_queues(settings))
     assert not any(ready.values()), ready

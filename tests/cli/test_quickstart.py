@@ -15,10 +15,10 @@ import threading
 
 import pytest
 
-from pulse import rabbitmq
 from pulse.db import db, setup_database
 from pulse.demo import own
 from pulse.models import Component, Incident, Notification
+from pulse.rabbitmq import admin
 from tests.support.wait import wait_for
 from tests.support.worker import ROOT, free_port
 
@@ -79,7 +79,7 @@ def test_the_quick_start_shows_an_incident_and_its_notification_and_stops_on_ctr
 
     # The user's own database and vhost hold nothing of the demo: a later `pulse run` finds none of it.
     assert Component.select().count() == 0 and Incident.select().count() == 0
-    assert all(q["messages_ready"] == 0 for q in rabbitmq.management_queues(rabbit).values())
+    assert all(q["messages_ready"] == 0 for q in admin.management_queues(rabbit).values())
     demo = own(settings)
     setup_database(demo)
     try:
@@ -92,7 +92,7 @@ def test_the_quick_start_shows_an_incident_and_its_notification_and_stops_on_ctr
         setup_database(settings, max_connections=10)
     # The workers and the scheduler are gone: no consumer is left on any queue.
     wait_for(
-        lambda: all(q["consumers"] == 0 for q in rabbitmq.management_queues(demo).values()),
+        lambda: all(q["consumers"] == 0 for q in admin.management_queues(demo).values()),
         "the workers' consumers to go",
         timeout=30,
         every=1,

@@ -15,8 +15,8 @@ from datetime import timedelta
 import pytest
 import requests
 
-from pulse import rabbitmq
 from pulse.models import Event, Notification, UptimeCheck, utcnow
+from pulse.rabbitmq import admin
 from tests.conftest import HEALTHY
 from tests.support.channels import webhook_channel
 from tests.support.wait import wait_for
@@ -49,7 +49,7 @@ def test_an_overloaded_uptime_queue_stays_bounded_and_loses_no_notification(
 
     def watch():
         while not watching.wait(0.5):
-            depths.append(rabbitmq.ready_counts(settings, ["uptime"])["uptime"])
+            depths.append(admin.ready_counts(settings, ["uptime"])["uptime"])
             alarms.append(memory_alarm(settings))
 
     watcher = threading.Thread(target=watch)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pulse import rabbitmq
+from pulse.rabbitmq import admin
 from tests.support.hosts import Host, HostsUnavailableError
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
@@ -59,4 +59,4 @@ def port(url):
 
 
 def consumers(settings, queue):
-    return rabbitmq.management_queues(settings).get(queue, {}).get("consumers")
+    return admin.management_queues(settings).get(queue, {}).get("consumers")

@@ -13,6 +13,7 @@ import pika
 from actors.notifications import broadcast, send
 from pulse import rabbitmq
 from pulse.models import FailedMessage
+from pulse.rabbitmq import admin
 from tests.support import actors
 from tests.support.models import Attempt
 from tests.support.wait import wait_for
@@ -91,7 +92,7 @@ def test_poison_messages_are_dead_lettered_with_the_reason_and_the_worker_goes_o
     assert "not json at all" in preview
     counts = wait_for(
         lambda: (
-            (c := rabbitmq.ready_counts(settings, ["cleanup.XQ", "notifications.XQ"]))
+            (c := admin.ready_counts(settings, ["cleanup.XQ", "notifications.XQ"]))
             and c == {"cleanup.XQ": 7, "notifications.XQ": 3}
             and c
         ),

@@ -2,10 +2,10 @@
 
 import dramatiq
 
-from pulse import loop
 from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.models import Organization
+from pulse.recurring import loop
 from tests.middleware import run
 
 

@@ -3,7 +3,7 @@ there, only once RabbitMQ delivers it again."""
 
 import subprocess
 
-from pulse import rabbitmq
+from pulse.rabbitmq import admin
 from tests.support import actors
 from tests.support.models import Attempt
 from tests.support.wait import wait_for
@@ -14,7 +14,7 @@ def test_a_message_held_when_the_connection_closes_runs_once_after_redelivery(se
     actors.two_steps.send("busy", 10.0)
     wait_for(lambda: Attempt.count("busy:start"), "the thread to be busy")
     held = actors.noop.send("held")
-    wait_for(lambda: rabbitmq.ready_counts(settings, ["cleanup"]) == {"cleanup": 0}, "the worker to hold it")
+    wait_for(lambda: admin.ready_counts(settings, ["cleanup"]) == {"cleanup": 0}, "the worker to hold it")
 
     # Every connection of the vhost closed at once, as when a RabbitMQ node dies.
     subprocess.run(

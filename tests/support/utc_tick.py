@@ -7,7 +7,7 @@ read: in UTC, whatever its local time zone. No worker consumes it in those tests
 import dramatiq
 import pendulum
 
-from pulse.ticks import Tick
+from pulse.recurring.ticks import Tick
 from schedules.cleanup import cleanup_tick
 
 SOON = [pendulum.now("UTC").add(minutes=n) for n in range(3)]

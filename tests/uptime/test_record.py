@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from actors.uptime import check
-from pulse import events, rabbitmq
+from pulse import events
 from pulse.db import db
 from pulse.models import (
     Component,
@@ -20,6 +20,7 @@ from pulse.models import (
 )
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
 from pulse.net import AddressPolicy
+from pulse.rabbitmq import admin
 from pulse.uptime import record
 from pulse.uptime.check import run
 from tests.conftest import HEALTHY
@@ -43,7 +44,7 @@ def check_now(component):
 
 
 def notifications_ready(settings):
-    return rabbitmq.ready_counts(settings, ["notifications"])["notifications"]
+    return admin.ready_counts(settings, ["notifications"])["notifications"]
 
 
 def test_a_check_records_status_timing_conditions_and_extracted_values(make_component, target):

@@ -49,7 +49,7 @@ from pulse import pause
 from pulse.config import get_settings
 from pulse.db import CONNECT_TIMEOUT, db
 from pulse.models import utcnow
-from pulse.rabbitmq import BatchPublisher
+from pulse.rabbitmq.publish import BatchPublisher
 from pulse.telemetry.counters import slots_skipped
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ next slot in one statement.
 Slots stay on each row's grid (the next slot is counted from the previous due time, not from
 now), so schedules never drift; slots missed while nothing ran are skipped, not replayed in a
 burst. ``FOR UPDATE SKIP LOCKED`` lets two schedulers claim at once without doubling a slot. The
-claim-and-send loop (`pulse.loop`) runs the claims.
+claim-and-send loop (`pulse.recurring.loop`) runs the claims.
 """
 
 from __future__ import annotations

@@ -55,9 +55,11 @@ def tick(queue_name: str, spec: str, *, time_limit_ms: int = TIME_LIMIT_MS) -> C
     def declare(fn: Callable[[], None]) -> Tick:
         if not fn.__name__.endswith("_tick"):
             raise ValueError(f"a tick's name ends in _tick: {fn.__name__}")
-        return dramatiq.actor(
-            fn, queue_name=queue_name, periodic=cron(spec), actor_class=Tick, max_retries=0, time_limit=time_limit_ms
-        )
+        declared = dramatiq.actor(
+            queue_name=queue_name, periodic=cron(spec), actor_class=Tick, max_retries=0, time_limit=time_limit_ms
+        )(fn)
+        assert isinstance(declared, Tick)
+        return declared
 
     return declare
 

@@ -324,9 +324,9 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     # RabbitMQ cancels a consumer holding a message for 30 minutes: stay well below.
     "time_limit_s": _number(1, 1500, "the time limit in seconds"),
     "time_limit_grace_s": _number(1, 240, "the grace in seconds"),
-    # Not Celery's 1,000: a restart replaces every worker process of the run and takes about 4 s
-    # (pulse.middleware.recycling); at 12.5 messages/s a process (20,000 checks a minute on two
-    # processes) 1,000 would restart them every 80 s, 5 % of the time without workers.
+    # Not Celery's 1,000: a restart replaces every worker process of the run and stops them for
+    # seconds (pulse.middleware.recycling): at a busy process's pace, 1,000 would restart them
+    # every minute or two.
     "max_messages_per_process": _number(0, 100_000_000, "the number of messages"),
     "max_memory_per_process_mib": _number(0, 1_048_576, "the memory in MiB"),
     "backlog_bound": _number(0, 1_000_000, "the number of messages"),

@@ -10,11 +10,11 @@ stops as on SIGTERM: it notices within a second, its threads finish the messages
 (acknowledged as usual), the messages it holds and has not started go back to RabbitMQ, its loops
 give their turns up, and the main process starts the run again.
 
-What that costs (tests/benchmarks/bench_recycling.py, 2 processes x 8 threads on 2 cores): all N
-processes of the run are replaced together, and no message starts for 4.1 to 4.5 s; 1.8 to 2.3 s
-of CPU; and dramatiq leaves its fork processes of the previous run (metrics, watchdog) unreaped,
-two defunct entries in the process table per restart until the main process exits. Hence a message
-limit well above the 1,000 of a Celery child, which is replaced alone and at no such cost
+What that costs: all N processes of the run are replaced together, and no message starts for a
+few seconds (measured in docs/operations.md, Runbook); and dramatiq leaves its fork processes of
+the previous run (metrics, watchdog) unreaped, two defunct entries in the process table per
+restart until the main process exits. Hence a message limit well above the 1,000 of a Celery
+child, which is replaced alone and at no such cost
 (`pulse.config.Settings.max_messages_per_process`).
 
 Only one SIGHUP is sent per run: a second one would reach worker processes already stopping, and

@@ -29,8 +29,7 @@ QUEUES = ("uptime", "metrics", "notifications", "oncall", "cleanup", "calculated
 
 #: Queue arguments are fixed when a queue is first declared, so priorities exist from the start.
 #: Two levels: urgent messages (an incident opened, an on-call page) go ahead of routine ones.
-#: RabbitMQ keeps a sub-queue per level: 10 levels cost a no-op worker 25 % of its throughput against
-#: bare dramatiq on 2 cores, 1 level nothing measurable (tests/benchmarks/bench_middleware.py).
+#: RabbitMQ keeps a sub-queue per level, each one costing throughput (docs/performance.md).
 PRIORITY_ROUTINE = 0
 PRIORITY_URGENT = 1
 MAX_PRIORITY = PRIORITY_URGENT

@@ -113,7 +113,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
     """Pulse's middleware, in order: `before_*` hooks run top down, `after_*` hooks bottom up.
 
     Of dramatiq's defaults, only what Pulse uses is here: every middleware costs each message a
-    call per hook (about 5 us each on 2 cores, tests/benchmarks/bench_middleware.py), used or not.
+    call per hook, used or not (docs/performance.md).
     Left out: Callbacks and Pipelines (Pulse chains work through the database: claim, then send),
     AgeLimit (no actor sets ``max_age``) and ShutdownNotifications (no actor asks to be
     interrupted at shutdown; a stopping worker lets messages in flight finish). CurrentMessage

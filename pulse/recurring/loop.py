@@ -55,8 +55,8 @@ from pulse.telemetry.counters import slots_skipped
 logger = logging.getLogger(__name__)
 
 # Send the messages due this close together in one RabbitMQ transaction (`Loop.gather`): each
-# commit costs the broker a disk sync, and 50 ms (against 20) took 2,000 checks every 20 s from 3.6
-# to 3.0 ms of CPU each, p99 start lag 57 ms. Loops whose messages must leave on time keep this.
+# commit costs the broker a disk sync (the figures: docs/performance.md). Loops whose messages must
+# leave on time keep this.
 GATHER = timedelta(milliseconds=50)
 CLAIM_AHEAD = timedelta(milliseconds=50)  # claimed this long before the gather opens, to be on time
 BATCH_MAX = 16  # rows in one message of a loop that batches them (`Loop.batch`)

@@ -3,18 +3,15 @@ the new ones in day partitions, rolled up and cleaned like the rest."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime, timedelta
 
-import psycopg
 import pytest
 from playhouse.migrations import Runner
-from psycopg import sql
 
 from pulse.cleanup import partitions, retention, rollups
-from pulse.db import MIGRATIONS_DIR, db, setup_database
+from pulse.db import MIGRATIONS_DIR, db
 from pulse.models import UptimeCheck
-from tests.conftest import POOL
+from tests.support.migrations import database_at
 
 BEFORE = "0010_oncall_alerts"
 MIGRATION = "0011_cleanup"
@@ -22,19 +19,9 @@ MIGRATION = "0011_cleanup"
 
 @pytest.fixture
 def old_database(settings):
-    """A database of its own at migration 0010, the tests' database bound again afterwards."""
-    name = settings.database_name + "_migration"
-    admin = psycopg.conninfo.make_conninfo(settings.database_url, dbname="postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = settings.database_url.rsplit("/", 1)[0] + "/" + name
-    database = setup_database(dataclasses.replace(settings, database_url=url), max_connections=2)
-    Runner(database, MIGRATIONS_DIR).up(BEFORE)
-    yield database
-    setup_database(settings, max_connections=POOL)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    """A database of its own at migration 0010."""
+    with database_at(settings, BEFORE, "_migration") as database:
+        yield database
 
 
 def test_a_table_with_rows_becomes_the_legacy_partition(old_database):

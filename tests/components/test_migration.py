@@ -3,15 +3,11 @@ their new names, and back; components keep theirs."""
 
 from __future__ import annotations
 
-import dataclasses
-
-import psycopg
 import pytest
 from playhouse.migrations import Runner
-from psycopg import sql
 
-from pulse.db import MIGRATIONS_DIR, db, setup_database
-from tests.conftest import POOL
+from pulse.db import MIGRATIONS_DIR, db
+from tests.support.migrations import database_at
 
 BEFORE = "0014_calculated_marks"
 MIGRATION = "0015_threshold_names"
@@ -19,19 +15,9 @@ MIGRATION = "0015_threshold_names"
 
 @pytest.fixture
 def old_database(settings):
-    """A database of its own at migration 0014, the tests' database bound again afterwards."""
-    name = settings.database_name + "_thresholds"
-    admin = psycopg.conninfo.make_conninfo(settings.database_url, dbname="postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = settings.database_url.rsplit("/", 1)[0] + "/" + name
-    database = setup_database(dataclasses.replace(settings, database_url=url), max_connections=2)
-    Runner(database, MIGRATIONS_DIR).up(BEFORE)
-    yield database
-    setup_database(settings, max_connections=POOL)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    """A database of its own at migration 0014."""
+    with database_at(settings, BEFORE, "_thresholds") as database:
+        yield database
 
 
 def test_the_counts_keep_their_values_under_their_new_names_and_back(old_database):

@@ -39,13 +39,20 @@ STATEMENTS = [
     END
     $$
     """,
-    """
-    CREATE FUNCTION calculated_mark_fed_by_query() RETURNS trigger LANGUAGE plpgsql AS $$
+    *(
+        statement
+        for table, variable, moved in (
+            ("metrics_query", "metrics_query_id", "last_value_at"),
+            ("extracted_value", "extracted_value_id", "last_at"),
+        )
+        for statement in (
+            f"""
+    CREATE FUNCTION calculated_mark_fed_by_{table}() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
         fed bigint[] := array(
             SELECT v.calculated_metric_id FROM new_rows n JOIN old_rows o USING (id)
-            JOIN calculated_metric_variable v ON v.metrics_query_id = n.id
-            WHERE n.last_value_at IS DISTINCT FROM o.last_value_at
+            JOIN calculated_metric_variable v ON v.{variable} = n.id
+            WHERE n.{moved} IS DISTINCT FROM o.{moved}
         );
     BEGIN
         IF cardinality(fed) > 0 THEN
@@ -55,32 +62,13 @@ STATEMENTS = [
     END
     $$
     """,
-    """
-    CREATE TRIGGER marks_calculated AFTER UPDATE ON metrics_query
+            f"""
+    CREATE TRIGGER marks_calculated AFTER UPDATE ON {table}
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION calculated_mark_fed_by_query()
+    FOR EACH STATEMENT EXECUTE FUNCTION calculated_mark_fed_by_{table}()
     """,
-    """
-    CREATE FUNCTION calculated_mark_fed_by_extracted() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-        fed bigint[] := array(
-            SELECT v.calculated_metric_id FROM new_rows n JOIN old_rows o USING (id)
-            JOIN calculated_metric_variable v ON v.extracted_value_id = n.id
-            WHERE n.last_at IS DISTINCT FROM o.last_at
-        );
-    BEGIN
-        IF cardinality(fed) > 0 THEN
-            PERFORM calculated_mark(fed);
-        END IF;
-        RETURN NULL;
-    END
-    $$
-    """,
-    """
-    CREATE TRIGGER marks_calculated AFTER UPDATE ON extracted_value
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION calculated_mark_fed_by_extracted()
-    """,
+        )
+    ),
 ]
 
 
@@ -92,5 +80,5 @@ def up(migrator, db):
 def down(migrator, db):
     for table in ("extracted_value", "metrics_query"):
         db.execute_sql(f"DROP TRIGGER marks_calculated ON {table}")
-    for function in ("calculated_mark_fed_by_extracted", "calculated_mark_fed_by_query", "calculated_mark"):
-        db.execute_sql(f"DROP FUNCTION {function}")
+        db.execute_sql(f"DROP FUNCTION calculated_mark_fed_by_{table}")
+    db.execute_sql("DROP FUNCTION calculated_mark")

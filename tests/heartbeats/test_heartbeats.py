@@ -127,3 +127,36 @@ def test_a_silent_monitor_goes_down_and_a_ping_recovers_it_through_a_worker(moni
     ping.record(TOKEN, "success", b"", utcnow())
     wait_for(lambda: Component.get_by_id(component.id).status == OPERATIONAL, "the monitor up", timeout=20)
     wait_for(lambda: Incident.get().resolved_at is not None, "its incident resolved")
+
+
+def test_status_shows_the_last_ping_and_the_next_deadline(monitor):
+    from tests.support.cli import pulse
+
+    monitor(period_s=3600, grace_s=600)
+    ping.record(TOKEN, "success", b"", utcnow() - timedelta(minutes=10))
+    result = pulse("status", COLUMNS="200")
+    assert result.returncode == 0, result.stderr
+    line = result.stdout.splitlines()[1].split()
+    assert line[:7] == "acme/backup Backup OPERATIONAL 10m ago due in".split() and line[7] in ("59m", "1h")
+    assert TOKEN not in result.stdout
+
+
+def test_the_file_declares_a_monitor_and_keeps_only_its_tokens_digest(database):
+    from pulse import configfile
+
+    text = f"""
+organizations:
+  - slug: acme
+    name: Acme
+    components:
+      - {{key: backup, name: Backup, type: heartbeat, period: 2h, grace: 5m, token: "{TOKEN}"}}
+"""
+    configfile.apply(configfile.load(text))
+    configfile.apply(configfile.load(text))  # again: the same monitor
+    (monitored,) = HeartbeatMonitor.select()
+    assert bytes(monitored.token_sha256) == digest(TOKEN)
+    assert (monitored.period_seconds, monitored.grace_seconds) == (7200, 300)
+    assert Component.get().failure_threshold == 1
+    configfile.apply(configfile.load(text.replace("type: heartbeat, period: 2h, grace: 5m, token: ", "url: ")
+                                     .replace(TOKEN, "https://acme.example/")))  # fmt: skip
+    assert HeartbeatMonitor.select().count() == 0

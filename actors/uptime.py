@@ -1,5 +1,6 @@
 """The uptime queue's work: HTTP checks of components, each for its slot, one message checking one
-component (`check`) or the batch the scheduling loop sent (`checks`): `pulse.uptime.batch`."""
+component (`check`) or the batch the scheduling loop sent (`checks`): `pulse.uptime.batch`; and
+heartbeat monitors' pings and missed deadlines (`heartbeat`): `pulse.heartbeats.apply`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dramatiq
 from pulse import events
 from pulse import logging as pulse_logging
 from pulse.errors import PermanentError
+from pulse.heartbeats import apply as monitors
 from pulse.recurring.grid import parse_slot
 from pulse.uptime import batch as checking
 
@@ -29,3 +31,10 @@ def checks(batch: list[list]) -> None:
     events.publish(
         checking.check_all([(component_id, parse_slot(scheduled_at)) for component_id, scheduled_at in batch])
     )
+
+
+@dramatiq.actor(queue_name="uptime", time_limit=60_000, max_retries=3)
+def heartbeat(component_id: int, missed: str | None) -> None:
+    """Apply a heartbeat monitor's waiting pings and its missed deadline ``missed`` (ISO 8601, or
+    None) to its component's status: `pulse.heartbeats.apply`."""
+    events.publish(monitors.apply(component_id, None if missed is None else parse_slot(missed)))

@@ -133,6 +133,9 @@ class ConfigFile(Strict):
     @classmethod
     def _unique_slugs(cls, value: list[OrganizationSpec]) -> list[OrganizationSpec]:
         unique([o.slug for o in value], "organization slug")
+        tokens = [c.token for o in value for c in o.components if c.token]
+        if len(set(tokens)) < len(tokens):
+            raise ValueError("two heartbeats have the same ping token")  # the token itself is a secret
         return value
 
 

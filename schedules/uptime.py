@@ -1,10 +1,12 @@
-"""Uptime scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
-`uptime`, sends each component's check at its slot (sub-minute intervals included), the checks due
-together in one message."""
+"""Uptime scheduling: the claim-and-send loops (`pulse.recurring.loop`) run by a worker process
+consuming `uptime`. One sends each component's check at its slot (sub-minute intervals included),
+the checks due together in one message; the other sends each heartbeat monitor whose pings wait to
+be applied or whose deadline passed (`pulse.heartbeats.due`)."""
 
 from datetime import timedelta
 
-from actors.uptime import check, checks
+from actors.uptime import check, checks, heartbeat
+from pulse.heartbeats import due as monitors
 from pulse.recurring import loop
 from pulse.uptime import due
 
@@ -20,5 +22,16 @@ UPTIME = loop.declare(
         # quarter less CPU per check (docs/performance.md).
         gather=timedelta(milliseconds=200),
         bounded=True,
+    )
+)
+
+HEARTBEAT_MONITORS = loop.declare(
+    loop.Loop(
+        name="heartbeat-monitors",
+        queue="uptime",
+        claim=monitors.claim,
+        next_due=monitors.next_due,
+        message=lambda key, due_at: heartbeat.message(key[0], key[1] and key[1].isoformat()),
+        ahead=False,  # a deadline is missed once it has passed
     )
 )

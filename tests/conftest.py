@@ -61,6 +61,8 @@ TABLES = (
     "maintenance_window",
     "failed_message",
     "runaway_message",
+    "heartbeat_ping",
+    "heartbeat_monitor",
     "heartbeat",
     "incident_update",
     "incident",

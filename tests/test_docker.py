@@ -156,7 +156,7 @@ def test_the_worker_services_consume_every_queue_once(compose):
 
     queues = [queue for name in sorted(WORKER_SERVICES) for queue in consumed(compose["services"][name])]
     assert sorted(queues) == sorted(QUEUES)
-    assert set(loop.LOOPS) <= set(queues)
+    assert {declared.queue_name for declared in loop.LOOPS.values()} <= set(queues)
     ticks = {actor.queue_name for actor in setup_broker().actors.values() if "periodic" in actor.options}
     assert ticks and ticks <= set(queues)
 
@@ -171,7 +171,7 @@ def test_postgres_accepts_every_connection_the_workers_may_hold(compose):
     needed = 0
     for name in WORKER_SERVICES:
         command, replicas = services[name]["command"], services[name]["deploy"]["replicas"]
-        loops = len(set(loop.LOOPS) & set(consumed(services[name])))
+        loops = sum(declared.queue_name in consumed(services[name]) for declared in loop.LOOPS.values())
         per_process = int(command[command.index("--threads") + 1]) + loops + (1 if loops else 0)
         needed += replicas * (int(command[command.index("--processes") + 1]) * per_process + 2)
     command = services["postgres"]["command"]

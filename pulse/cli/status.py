@@ -20,7 +20,8 @@ from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATI
 def status(organization: str | None, as_json: bool) -> None:
     """Each component (of ORGANIZATION, a slug, if given): status, last check, last response time,
     uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
-    open incident."""
+    open incident. A heartbeat monitor shows its last ping and its next deadline instead of its
+    last check and response time."""
     from pulse.models import utcnow
     from pulse.uptime.overview import overview
 
@@ -75,6 +76,10 @@ def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
 
 def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
     checked = r["last_checked_at"] and datetime.fromisoformat(r["last_checked_at"])
+    response = None if r["last_response_time_ms"] is None else f"{r['last_response_time_ms']} ms"
+    if r["type"] == "HEARTBEAT":
+        checked = r["last_ping_at"] and datetime.fromisoformat(r["last_ping_at"])
+        response = r["deadline_at"] and "due " + until(datetime.fromisoformat(r["deadline_at"]), now)
     shown = status_text(r)
     if narrow:
         shown.plain = shown.plain.replace(r["status"], SHORT_STATUSES.get(r["status"], r["status"]))
@@ -83,7 +88,7 @@ def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
         *([] if narrow else [r["name"]]),
         shown,
         ago(checked, now) if checked else "never",
-        None if r["last_response_time_ms"] is None else f"{r['last_response_time_ms']} ms",
+        response,
         *(None if r[k] is None else f"{r[k]:.2f}%" for k in ("uptime_24h", "uptime_7d", "uptime_30d")),
         r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
     ]
@@ -95,6 +100,11 @@ def status_text(row: dict[str, Any]) -> Text:
     never_checked = row["last_checked_at"] is None and row["status"] == OPERATIONAL  # the default of a new component
     style = "dim" if never_checked or row["paused"] else STATUS_STYLES.get(row["status"], "dim")
     return Text(row["status"] + (" (paused)" if row["paused"] else ""), style=style)
+
+
+def until(when: datetime, now: datetime) -> str:
+    """``in 5m`` for a time to come, ``5m ago`` for one past."""
+    return ago(when, now) if when <= now else "in " + ago(now - (when - now), now).removesuffix(" ago")
 
 
 def ago(when: datetime, now: datetime) -> str:

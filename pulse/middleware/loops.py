@@ -39,7 +39,7 @@ class Loops(dramatiq.Middleware):
         self.stop.clear()
         self.turns = loop.Turns(self.settings.database_url)
         consumed = worker.consumer_whitelist
-        names = [name for name in loop.LOOPS if not consumed or name in consumed]
+        names = [name for name, declared in loop.LOOPS.items() if not consumed or declared.queue_name in consumed]
         for name in names:
             runner = loop.Runner(loop.LOOPS[name], self.turns, self.stop)
             self.threads.append(threading.Thread(target=runner.run, name=f"{name} loop", daemon=True))
@@ -48,7 +48,8 @@ class Loops(dramatiq.Middleware):
         if names:
             logger.info("This process runs, at their turn, the loops: %s.", ", ".join(names))
         else:
-            logger.info("This process runs no loop: it consumes none of their queues (%s).", ", ".join(loop.LOOPS))
+            queues = sorted({declared.queue_name for declared in loop.LOOPS.values()})
+            logger.info("This process runs no loop: it consumes none of their queues (%s).", ", ".join(queues))
 
     def before_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
         self.stop.set()

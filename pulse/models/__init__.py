@@ -9,6 +9,7 @@ from pulse.models.event import Event
 from pulse.models.extracted import ExtractedValue, ExtractedValueDataPoint
 from pulse.models.failed_message import FailedMessage
 from pulse.models.heartbeat import Heartbeat
+from pulse.models.heartbeat_monitor import HeartbeatMonitor, HeartbeatPing
 from pulse.models.incident import Incident, IncidentUpdate
 from pulse.models.metrics import Integration, MetricDataPoint, MetricsQuery
 from pulse.models.notification import Notification, NotificationChannel, Subscriber
@@ -33,6 +34,8 @@ __all__ = [
     "ExtractedValueDataPoint",
     "FailedMessage",
     "Heartbeat",
+    "HeartbeatMonitor",
+    "HeartbeatPing",
     "Incident",
     "IncidentUpdate",
     "Integration",

@@ -76,7 +76,10 @@ class Loop:
     """What a loop claims and what it sends.
 
     Parameters:
-      name: the domain, and the queue whose worker processes run the loop ("uptime").
+      name: the loop's name ("uptime"): its turn, its log lines and its telemetry.
+      queue: the queue whose worker processes run the loop, and which its pause and backlog are
+        read from; its name when not given (a queue with a second loop names it: "heartbeat
+        monitors" on "uptime").
       claim: ``claim(horizon)`` claims the rows due by ``horizon`` (a datetime), moving each to its
         next due time, inside the caller's transaction; returns their (key, due time).
       next_due: ``next_due()``, the earliest due time of any row, or None.
@@ -106,6 +109,12 @@ class Loop:
     gather: timedelta = GATHER
     bounded: bool = False
     ahead: bool = True
+    queue: str = ""
+
+    @property
+    def queue_name(self) -> str:
+        """The queue the loop belongs to."""
+        return self.queue or self.name
 
     @property
     def lookahead(self) -> timedelta:
@@ -126,8 +135,8 @@ LOOPS: dict[str, Loop] = {}
 
 
 def declare(loop: Loop) -> Loop:
-    """Declare a loop (`schedules/`): every worker process consuming the queue it is named after
-    runs it, one process at a time."""
+    """Declare a loop (`schedules/`): every worker process consuming its queue runs it, one process
+    at a time."""
     LOOPS[loop.name] = loop
     return loop
 
@@ -322,12 +331,13 @@ class Runner:
 
     def _paused(self) -> bool:
         """Whether the loop's queue is paused (`pulse.pause`); one line when that starts, one when it ends."""
-        paused, name = pause.is_paused(self.loop.name), self.loop.name
+        name, queue = self.loop.name, self.loop.queue_name
+        paused = pause.is_paused(queue)
         if paused != self._was_paused:
             if paused:
-                logger.info("%s loop: %r is paused: nothing is claimed or sent until it resumes.", name, name)
+                logger.info("%s loop: %r is paused: nothing is claimed or sent until it resumes.", name, queue)
             else:
-                logger.info("%s loop: %r resumed: each row's latest slot due is sent now.", name, name)
+                logger.info("%s loop: %r resumed: each row's latest slot due is sent now.", name, queue)
             self._was_paused = paused
         return paused
 
@@ -337,16 +347,16 @@ class Runner:
         read_at, over = self._backlog
         if not self.bound or time.monotonic() - read_at < BACKLOG_EVERY_S:
             return over
-        name = self.loop.name
-        waiting = self.publisher.waiting(name)
+        name, queue = self.loop.name, self.loop.queue_name
+        waiting = self.publisher.waiting(queue)
         if waiting > self.bound and not over:
             self._skipping_since = self.skipped
             logger.warning(
                 "%s loop: %d messages wait in %r, more than PULSE_BACKLOG_BOUND (%d): what comes due is "
-                "skipped, not sent, until fewer wait.", name, waiting, name, self.bound,
+                "skipped, not sent, until fewer wait.", name, waiting, queue, self.bound,
             )  # fmt: skip
         elif waiting <= self.bound and over:
-            logger.info("%s loop: %r is back under its bound: %d slot(s) skipped.", name, name,
+            logger.info("%s loop: %r is back under its bound: %d slot(s) skipped.", name, queue,
                         self.skipped - self._skipping_since)  # fmt: skip
         self._backlog = (time.monotonic(), waiting > self.bound)
         return self._backlog[1]

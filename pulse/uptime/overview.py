@@ -1,5 +1,6 @@
-"""The overview `pulse status` shows: each component's status, last check, open incident and
-uptime over 24 hours, 7 days and 30 days, in one query."""
+"""The overview `pulse status` shows: each component's status, last check (a heartbeat monitor's
+last ping and next deadline), open incident and uptime over 24 hours, 7 days and 30 days, in one
+query."""
 
 from __future__ import annotations
 
@@ -55,11 +56,13 @@ SELECT o.slug, c.key, c.name, c.type, c.status, c.status_since, c.paused, c.last
        c.last_response_time_ms, i.id, i.title, i.started_at,
        (floor(10000.0 * u.up_24h / nullif(u.checks_24h, 0)) / 100)::float8,
        (floor(10000.0 * u.up_7d / nullif(u.checks_7d, 0)) / 100)::float8,
-       (floor(10000.0 * u.up_30d / nullif(u.checks_30d, 0)) / 100)::float8
+       (floor(10000.0 * u.up_30d / nullif(u.checks_30d, 0)) / 100)::float8,
+       h.last_ping_at, h.deadline_at
 FROM component c
 JOIN organization o ON o.id = c.organization_id
 LEFT JOIN incident i ON i.component_id = c.id AND i.resolved_at IS NULL
 LEFT JOIN uptime u ON u.component_id = c.id
+LEFT JOIN heartbeat_monitor h ON h.component_id = c.id
 WHERE %(organization)s::text IS NULL OR o.slug = %(organization)s
 ORDER BY o.slug, c.key
 """
@@ -100,6 +103,8 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
         uptime_24h,
         uptime_7d,
         uptime_30d,
+        pinged,
+        deadline,
     ) in _read(now or utcnow(), organization):
         rows.append(
             {
@@ -116,6 +121,8 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
                 "uptime_24h": uptime_24h,
                 "uptime_7d": uptime_7d,
                 "uptime_30d": uptime_30d,
+                "last_ping_at": pinged and pinged.isoformat(),  # a heartbeat monitor's, and the next
+                "deadline_at": deadline and deadline.isoformat(),
             }
         )
     return rows

@@ -7,6 +7,8 @@ and their maintenance windows; written with the rest of the file (`pulse.configf
         url: https://api.acme.example/health
         interval: 30s
         conditions: ["[STATUS] == 200", "[BODY].status == UP"]
+
+A component of type ``heartbeat`` is pinged rather than checked: `pulse.heartbeats.spec`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from pulse.heartbeats import spec as heartbeats
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, header, http_url, parse_duration, span, within
 from pulse.uptime import conditions
@@ -49,7 +52,7 @@ class Maintenance(Strict):
 class ComponentSpec(Strict):
     key: Slug
     name: str = Field(min_length=1, max_length=200)
-    type: Literal["endpoint", "metric", "service"] = "endpoint"
+    type: Literal["endpoint", "metric", "service", "heartbeat"] = "endpoint"
     url: str | None = Field(None, max_length=2048)
     method: str = "GET"
     headers: dict[str, str] = Field(default_factory=dict, max_length=50)
@@ -65,6 +68,16 @@ class ComponentSpec(Strict):
     extract: dict[str, str] = Field(default_factory=dict, max_length=20)
     maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
     escalation_policy: Slug | None = None  # pages the on-call responder for its incidents (pulse.oncall.spec)
+    period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next two
+    grace: heartbeats.Duration | None = None
+    token: Annotated[str, AfterValidator(heartbeats.token)] | None = Field(None, repr=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _heartbeat_defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("type") == "heartbeat":
+            return heartbeats.DEFAULTS | data
+        return data
 
     @field_validator("method")
     @classmethod
@@ -109,7 +122,17 @@ class ComponentSpec(Strict):
     def _endpoint(self) -> ComponentSpec:
         if self.type == "endpoint" and not self.url:
             raise ValueError("an endpoint needs a url")
+        if self.type == "heartbeat" and (self.url or not self.token):
+            raise ValueError("a heartbeat needs a token and has no url")
+        if self.type != "heartbeat" and (self.period or self.grace or self.token):
+            raise ValueError("only a heartbeat has a period, a grace and a token")
         return self
+
+    def monitor(self) -> tuple[str, timedelta, timedelta] | None:
+        """A heartbeat's (token, period, grace); None for another type."""
+        if self.type != "heartbeat" or not self.token or not self.period or not self.grace:
+            return None
+        return self.token, self.period, self.grace
 
 
 def sync(
@@ -176,6 +199,7 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         changes = {**fields, "updated_at": utcnow(), **({"next_check_at": None} if rescheduled else {})}
         Component.update(**changes).where(Component.id == component_id).execute()
     _sync_extracted(component_id, spec.extract)
+    heartbeats.sync(component_id, spec.monitor())
     MaintenanceWindow.delete().where(MaintenanceWindow.component == component_id).execute()
     if spec.maintenance:
         MaintenanceWindow.insert_many(

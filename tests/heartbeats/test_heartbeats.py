@@ -1,0 +1,162 @@
+"""Heartbeat monitors (`pulse.heartbeats`): a ping recorded in one statement, applied by a worker
+through the status machine; a silent monitor goes down at its deadline, one failure per period."""
+
+from datetime import timedelta
+
+import pytest
+
+from pulse.components.status import MAJOR_OUTAGE, OPERATIONAL
+from pulse.heartbeats import apply, due, ping
+from pulse.heartbeats.spec import digest
+from pulse.models import Component, Event, HeartbeatMonitor, HeartbeatPing, Incident, Organization, utcnow
+from tests.support.wait import wait_for
+
+TOKEN = "t" * 40
+
+
+@pytest.fixture
+def monitor(database):
+    """A heartbeat monitor of organization acme, never pinged: make(period_s, grace_s)."""
+
+    def make(period_s=60, grace_s=60, token=TOKEN, key="backup"):
+        organization = Organization.get_or_create(slug="acme", defaults={"name": "Acme"})[0]
+        component = Component.create(
+            organization=organization, key=key, name="Backup", type="HEARTBEAT",
+            failure_threshold=1, success_threshold=1,
+        )  # fmt: skip
+        HeartbeatMonitor.create(
+            component=component, token_sha256=digest(token), period_seconds=period_s, grace_seconds=grace_s
+        )
+        return component
+
+    return make
+
+
+def row(component):
+    return HeartbeatMonitor.get(HeartbeatMonitor.component == component.id)
+
+
+@pytest.mark.parametrize(
+    ("kind", "stored", "exit_status"),
+    [("success", "success", None), ("fail", "fail", None), ("0", "success", 0), ("3", "fail", 3),
+     ("255", "fail", 255)],
+)  # fmt: skip
+def test_a_success_or_a_failure_moves_the_deadline_and_waits_for_a_worker(monitor, kind, stored, exit_status):
+    component, now = monitor(period_s=600, grace_s=120), utcnow()
+    assert ping.record(TOKEN, kind, b"x" * 20_000, now) is True
+    (recorded,) = HeartbeatPing.select()
+    assert (recorded.kind, recorded.exit_status, recorded.applied) == (stored, exit_status, False)
+    assert bytes(recorded.body) == b"x" * ping.BODY_LIMIT
+    monitored = row(component)
+    assert monitored.last_ping_at == now and monitored.pending_at == now
+    assert monitored.deadline_at == now + timedelta(seconds=720)
+
+
+def test_a_start_is_recorded_and_changes_nothing_else(monitor):
+    component, now = monitor(), utcnow()
+    assert ping.record(TOKEN, "start", b"", now) is True
+    monitored = row(component)
+    assert monitored.last_start_at == now
+    assert (monitored.last_ping_at, monitored.deadline_at, monitored.pending_at) == (None, None, None)
+    assert HeartbeatPing.get().applied
+
+
+def test_an_unknown_token_writes_nothing(monitor):
+    component = monitor()
+    assert ping.record("u" * 40, "success", b"hello", utcnow()) is False
+    assert HeartbeatPing.select().count() == 0 and row(component).last_ping_at is None
+
+
+@pytest.mark.parametrize("kind", ["256", "-1", "ok", "", "\u0661"])
+def test_a_kind_that_is_none_of_them_is_refused(monitor, kind):
+    monitor()
+    with pytest.raises(ValueError):
+        ping.record(TOKEN, kind, b"", utcnow())
+    assert HeartbeatPing.select().count() == 0
+
+
+def test_a_missed_deadline_is_one_failure_per_period_and_applies_once(monitor):
+    component = monitor(period_s=60, grace_s=60)
+    last = utcnow() - timedelta(seconds=400)
+    ping.record(TOKEN, "success", b"", last)
+    first = last + timedelta(seconds=120)  # the deadline: last ping + period + grace
+    # claimed long after: one missed deadline, the latest, and the next one a period later
+    ((key, due_at),) = due.claim(utcnow())
+    latest = first + timedelta(seconds=60 * 4)
+    assert key == (component.id, latest) and due_at == last
+    assert row(component).deadline_at == latest + timedelta(seconds=60)
+    assert due.claim(utcnow()) == []  # claimed: nothing twice
+
+    events = apply.apply(*key)
+    assert len(events) == 2  # the success first changes nothing; then status changed, incident opened
+    assert Component.get_by_id(component.id).status == MAJOR_OUTAGE
+    assert Incident.select().where(Incident.resolved_at.is_null()).count() == 1
+    assert apply.apply(*key) == []  # redelivered: nothing twice
+
+    ping.record(TOKEN, "0", b"", utcnow())
+    ((key, _),) = due.claim(utcnow())
+    assert key == (component.id, None)
+    assert len(apply.apply(*key)) == 2  # status changed, incident resolved
+    assert Component.get_by_id(component.id).status == OPERATIONAL
+    assert Incident.get().resolved_at is not None
+    assert [e.type for e in Event.select().order_by(Event.id)][-1] == "incident.resolved"
+
+
+def test_a_ping_just_after_the_claim_cancels_the_missed_deadline(monitor):
+    component = monitor(period_s=60, grace_s=60)
+    ping.record(TOKEN, "success", b"", utcnow() - timedelta(seconds=121))
+    ((key, _),) = due.claim(utcnow())
+    ping.record(TOKEN, "success", b"", key[1] - timedelta(milliseconds=10))  # committed after the claim
+    apply.apply(*key)
+    assert Component.get_by_id(component.id).status == OPERATIONAL
+
+
+def test_a_silent_monitor_goes_down_and_a_ping_recovers_it_through_a_worker(monitor, workers):
+    component = monitor(period_s=1, grace_s=1)  # below the file's bounds: rows made directly
+    ping.record(TOKEN, "success", b"", utcnow())
+    worker = workers("--queues", "uptime", threads=1)
+    wait_for(lambda: Component.get_by_id(component.id).status == MAJOR_OUTAGE, "the monitor down", timeout=20)
+    wait_for(lambda: Incident.select().count() == 1, "its incident")
+    assert Event.select().where(Event.type == "incident.opened").count() == 1
+    wait_for(lambda: Event.select().where(Event.sent_at.is_null()).count() == 0, "its events sent")
+
+    worker.kill()  # the deadline survives: another process's loop takes it on
+    failures = Component.get_by_id(component.id).consecutive_failures
+    workers("--queues", "uptime", threads=1)
+    wait_for(lambda: Component.get_by_id(component.id).consecutive_failures > failures, "the next missed deadline")
+    ping.record(TOKEN, "success", b"", utcnow())
+    wait_for(lambda: Component.get_by_id(component.id).status == OPERATIONAL, "the monitor up", timeout=20)
+    wait_for(lambda: Incident.get().resolved_at is not None, "its incident resolved")
+
+
+def test_status_shows_the_last_ping_and_the_next_deadline(monitor):
+    from tests.support.cli import pulse
+
+    monitor(period_s=3600, grace_s=600)
+    ping.record(TOKEN, "success", b"", utcnow() - timedelta(minutes=10))
+    result = pulse("status", COLUMNS="200")
+    assert result.returncode == 0, result.stderr
+    line = result.stdout.splitlines()[1].split()
+    assert line[:7] == "acme/backup Backup OPERATIONAL 10m ago due in".split() and line[7] in ("59m", "1h")
+    assert TOKEN not in result.stdout
+
+
+def test_the_file_declares_a_monitor_and_keeps_only_its_tokens_digest(database):
+    from pulse import configfile
+
+    text = f"""
+organizations:
+  - slug: acme
+    name: Acme
+    components:
+      - {{key: backup, name: Backup, type: heartbeat, period: 2h, grace: 5m, token: "{TOKEN}"}}
+"""
+    configfile.apply(configfile.load(text))
+    configfile.apply(configfile.load(text))  # again: the same monitor
+    (monitored,) = HeartbeatMonitor.select()
+    assert bytes(monitored.token_sha256) == digest(TOKEN)
+    assert (monitored.period_seconds, monitored.grace_seconds) == (7200, 300)
+    assert Component.get().failure_threshold == 1
+    configfile.apply(configfile.load(text.replace("type: heartbeat, period: 2h, grace: 5m, token: ", "url: ")
+                                     .replace(TOKEN, "https://acme.example/")))  # fmt: skip
+    assert HeartbeatMonitor.select().count() == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import click
 
 from pulse.cli.output import echo, settings
@@ -26,6 +28,10 @@ def run(host: str | None, port: int | None) -> None:
     pulse_logging.configure(current.log_level)
     service = from_settings(current, host, port)
     address = service.sockets[0].getsockname()[0]
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        # uvicorn stops gracefully on them, then raises them again under the handler it found:
+        # this one lets the process exit 0 instead of dying of its signal.
+        signal.signal(stop, lambda number, frame: None)
     echo(f"serving on http://{address}:{service.port} (telemetry on port {service.metrics_port}; Ctrl-C stops)")
     service.run()
 

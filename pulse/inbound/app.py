@@ -26,15 +26,22 @@ from pulse.inbound.telemetry import Telemetry
 logger = logging.getLogger("pulse.inbound")
 
 
-def create(settings: Settings, *, metrics_port: int | None = None, telemetry: Telemetry | None = None) -> Access:
+def create(
+    settings: Settings,
+    *,
+    metrics_port: int | None = None,
+    telemetry: Telemetry | None = None,
+    served: list[BaseRoute] | None = None,
+) -> Access:
     """The service's ASGI application.
 
     Parameters:
       metrics_port: the local port whose requests are for the telemetry (``/metrics``) and nothing
         else; None serves no telemetry.
+      served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
     """
     handlers = {RefusedError: _refused, ClientDisconnect: _gone}
-    app = Starlette(routes=routes(settings), exception_handlers=handlers)
+    app = Starlette(routes=routes(settings) if served is None else served, exception_handlers=handlers)
     return Access(app, telemetry or Telemetry(), metrics_port)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import socket
 
 import uvicorn
+from starlette.routing import BaseRoute
 
 from pulse.config import Settings
 from pulse.inbound.app import create
@@ -51,6 +52,7 @@ class Service:
       metrics_port: the telemetry port on the same host (0: any free one; None: no telemetry).
       request_deadline_s: seconds a request has to arrive whole.
       max_connections: connections open at once; one more is answered 503 and closed.
+      served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
     """
 
     def __init__(
@@ -62,6 +64,7 @@ class Service:
         metrics_port: int | None,
         request_deadline_s: float,
         max_connections: int,
+        served: list[BaseRoute] | None = None,
     ) -> None:
         self.sockets = [listen(host, port)]
         self.port = self.sockets[0].getsockname()[1]
@@ -70,7 +73,7 @@ class Service:
             self.sockets.append(listen(host, metrics_port))
             self.metrics_port = self.sockets[1].getsockname()[1]
         config = uvicorn.Config(
-            create(settings, metrics_port=self.metrics_port),
+            create(settings, metrics_port=self.metrics_port, served=served),
             http=bounded(deadline_s=request_deadline_s, max_connections=max_connections),
             h11_max_incomplete_event_size=MAX_HEAD_BYTES,
             backlog=BACKLOG,

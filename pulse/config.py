@@ -72,9 +72,13 @@ class Settings:
     vapid_private_key: the VAPID private key for Web Push (PEM, or base64url DER / raw).
     vapid_subject: the VAPID contact, ``mailto:...`` or ``https:...``.
     ack_url: where a page's acknowledgement link points (the web application's endpoint, or
-      ``pulse oncall ack-server``'s); pages carry a link only when it and ``ack_secret`` are set.
+      ``pulse serve``'s); pages carry a link only when it and ``ack_secret`` are set.
     ack_secret: the key that signs acknowledgement links, at least 32 characters.
     dead_letter_retention_days: days a dead-letter record is kept (`pulse dlq`), then deleted by cleanup.
+    serve_host, serve_port: the address `pulse serve` listens on (the inbound HTTP service).
+    serve_metrics_port: TCP port of its Prometheus endpoint (``/metrics``), on the same host.
+    serve_request_deadline_s: seconds a request to it has to arrive whole (a slow client's cut).
+    serve_max_connections: connections it keeps open at once; one more is answered 503 and closed.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -108,6 +112,11 @@ class Settings:
     ack_url: str = ""
     ack_secret: str = ""
     dead_letter_retention_days: int = 30
+    serve_host: str = "127.0.0.1"
+    serve_port: int = 8080
+    serve_metrics_port: int = 9192
+    serve_request_deadline_s: float = 10.0
+    serve_max_connections: int = 64
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -348,6 +357,11 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "ack_url": _url(("http", "https"), "https://status.example.com/ack"),
     "ack_secret": _secret(32),
     "dead_letter_retention_days": _number(1, 3650, "the retention in days"),
+    "serve_host": str,
+    "serve_port": _number(1, 65535, "the port"),
+    "serve_metrics_port": _number(1, 65535, "the port"),
+    "serve_request_deadline_s": _number(0.5, 300, "the deadline in seconds", whole=False),
+    "serve_max_connections": _number(1, 100_000, "the number of connections"),
 }
 
 

@@ -39,7 +39,7 @@ DASHBOARD = DOCKER / "grafana" / "dashboards" / "pulse.json"
 DEFINITIONS = DOCKER / "rabbitmq" / "definitions.json"
 
 #: Pulse's services (they merge the x-pulse block) and which of them run workers.
-PULSE_SERVICES = {"migrate", "worker", "worker-uptime", "worker-notifications", "scheduler"}
+PULSE_SERVICES = {"migrate", "worker", "worker-uptime", "worker-notifications", "scheduler", "serve"}
 WORKER_SERVICES = {"worker", "worker-uptime", "worker-notifications"}
 #: The queues that must not wait behind other work, each with a worker service of its own, and how
 #: many replicas each runs (a replica lost leaves two consuming).

@@ -10,7 +10,21 @@ import peewee
 import pika.exceptions
 import psycopg
 
-from pulse.cli import apply, calculated, check, cleanup, dlq, formula, metrics, notifications, oncall, ops, run, status
+from pulse.cli import (
+    apply,
+    calculated,
+    check,
+    cleanup,
+    dlq,
+    formula,
+    metrics,
+    notifications,
+    oncall,
+    ops,
+    run,
+    serve,
+    status,
+)
 from pulse.cli.output import echo, fail, first_line
 from pulse.config import get_settings, redact, renamed_in_use
 from pulse.errors import ConfigError
@@ -41,6 +55,7 @@ def main() -> None:
     """Operate Pulse: database, queues, dead letters, health."""
 
 
-for module in (ops, run, apply, status, check, metrics, calculated, formula, notifications, oncall, dlq, cleanup):
+MODULES = (ops, run, serve, apply, status, check, metrics, calculated, formula, notifications, oncall, dlq, cleanup)
+for module in MODULES:
     for command in module.COMMANDS:
         main.add_command(command)

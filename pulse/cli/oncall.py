@@ -1,12 +1,11 @@
 """`pulse oncall`: who is on call and when (`who`, `shifts`), the alerts with their timelines
 (`alerts`), acknowledging and resolving them (`ack`, `resolve`), and the acknowledgement links'
-endpoint (`ack-server`)."""
+endpoint (`ack-server`, the former name of `pulse serve`)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
@@ -181,24 +180,14 @@ def resolve(alert: int) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True, help="Port to listen on.")
 def ack_server(host: str, port: int) -> None:
-    """Serve the acknowledgement links of pages until Ctrl-C, for those who run no web application:
-    point PULSE_ACK_URL at it (behind your TLS proxy); PULSE_ACK_SECRET signs the links."""
-    from pulse import logging as pulse_logging
-    from pulse.oncall.ackserver import serve
+    """Serve the acknowledgement links of pages: `pulse serve`, under its former name (it serves
+    every inbound route). Point PULSE_ACK_URL at it (behind your TLS proxy); PULSE_ACK_SECRET signs
+    the links."""
+    from pulse.cli.serve import run
 
-    current = settings()
-    if not current.ack_secret:
+    if not settings().ack_secret:
         fail("set PULSE_ACK_SECRET (and PULSE_ACK_URL to this server's public address) first", code=2)
-    pulse_logging.configure(current.log_level)
-    server = serve(current, host, port)
-    path = urlsplit(current.ack_url).path or "/ack"
-    echo(f"serving acknowledgement links on http://{host}:{server.server_port}{path} (Ctrl-C stops)")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    run(host, port)
 
 
 COMMANDS = [oncall]

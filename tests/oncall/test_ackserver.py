@@ -1,12 +1,11 @@
-"""`pulse oncall ack-server` on loopback: a page's link shows the alert and a button, the button
-acknowledges for the person the link names, and a link for anything else, or expired, is refused;
-the token never reaches the log."""
+"""The acknowledgement links on `pulse serve` (which `pulse oncall ack-server` runs), on loopback: a
+page's link shows the alert and a button, the button acknowledges for the person the link names,
+and a link for anything else, or expired, is refused; the token never reaches the log."""
 
 import dataclasses
 import logging
 import select
 import socket
-import threading
 import time
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
@@ -18,9 +17,9 @@ from pulse import configfile
 from pulse.models import Component, Incident, Notification, OnCallAlert, utcnow
 from pulse.notifications import delivery
 from pulse.oncall import alerts
-from pulse.oncall.ackserver import serve
 from pulse.oncall.tokens import LIFETIME, InvalidTokenError, sign, verify
 from tests.oncall.test_spec import STEADY
+from tests.support.serve import running
 from tests.support.wait import wait_for
 
 SECRET = "s" * 40
@@ -38,13 +37,10 @@ def alert(database, server):
 
 @pytest.fixture
 def server(config, request):
-    """The server; a test parametrizes it (indirectly) with options of `serve`."""
+    """The service; a test parametrizes it (indirectly) with options of `Service`."""
     settings = dataclasses.replace(config, ack_url="https://status.acme.example/ack", ack_secret=SECRET)
-    running = serve(settings, "127.0.0.1", 0, **getattr(request, "param", {}))
-    threading.Thread(target=running.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{running.server_port}/ack", settings
-    running.shutdown()
-    running.server_close()
+    with running(settings, **getattr(request, "param", {})) as service:
+        yield f"http://127.0.0.1:{service.port}/ack", settings
 
 
 def token(alert_id, person="carol", expires=timedelta(hours=1), secret=SECRET):
@@ -134,63 +130,78 @@ def refusals(caplog):
 
 
 @pytest.mark.parametrize(
-    ("headers", "status", "reason"),
+    "headers",
     [
-        ("Content-Length: -1", 400, "the Content-Length is not one decimal number"),
-        ("Content-Length: +5", 400, "the Content-Length is not one decimal number"),
-        ("Content-Length: 1e3", 400, "the Content-Length is not one decimal number"),
-        ("Content-Length: 0x10", 400, "the Content-Length is not one decimal number"),
-        ("Content-Length: 10\r\nContent-Length: 10", 400, "the Content-Length is not one decimal number"),
-        ("Transfer-Encoding: chunked", 411, "a POST without a Content-Length"),
-        ("X-Nothing: 1", 411, "a POST without a Content-Length"),
-        ("Content-Length: 99999999999999999999", 400, "the Content-Length is not one decimal number"),
-        ("Content-Length: 4097", 413, "a body over 4096 bytes"),
+        "Content-Length: -1",
+        "Content-Length: +5",
+        "Content-Length: 1e3",
+        "Content-Length: 0x10",
+        "Content-Length: 10\r\nContent-Length: 11",
     ],
 )
-def test_a_post_without_a_small_decimal_length_is_refused_at_once(
-    alert, server, caplog, capfd, headers, status, reason
-):
+def test_a_post_whose_length_is_not_one_decimal_number_is_refused_at_once(alert, server, caplog, capfd, headers):
     url, _ = server
-    caplog.set_level(logging.INFO)
     with connect(url) as connection:  # the client keeps its side open: a body read to the end would never end
         connection.sendall(f"POST /ack HTTP/1.1\r\nHost: x\r\n{headers}\r\n\r\n".encode())
         received = answer(connection)
 
-    assert received.startswith(f"HTTP/1.0 {status} ")
-    assert refusals(caplog) == [f"Refused a request from 127.0.0.1 (POST /ack): answered {status}: {reason}."]
+    assert received.startswith("HTTP/1.1 400 ")
+    assert refusals(caplog) == ["Invalid HTTP request received."]  # uvicorn's (h11's refusal)
     assert "Traceback" not in capfd.readouterr().err
     assert OnCallAlert.get().status == "triggered"
 
 
-@pytest.mark.parametrize("server", [{"deadline": 1}], indirect=True)
-@pytest.mark.parametrize("where", ["headers", "body"])
-def test_a_request_dripping_in_is_cut_at_the_deadline(alert, server, caplog, capfd, where):
-    """A byte every 0.2 s renews a socket's own timeout forever; the deadline is the request's."""
+@pytest.mark.parametrize("length", ["4097", "99999999999999999999"])
+def test_a_post_longer_than_its_bound_is_refused_before_its_body(alert, server, caplog, capfd, length):
     url, _ = server
-    sent = b"POST /ack HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n" + (b"\r\n" if where == "body" else b"")
+    caplog.set_level(logging.INFO)
+    with connect(url) as connection:
+        connection.sendall(f"POST /ack HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode())
+        received = answer(connection)
+
+    assert received.startswith("HTTP/1.1 413 ")
+    assert refusals(caplog) == ["Refused a request from 127.0.0.1 (POST /ack): answered 413: a body over 4096 bytes."]
+    assert "Traceback" not in capfd.readouterr().err
+    assert OnCallAlert.get().status == "triggered"
+    assert requests.post(url, data={"t": token(alert.id)}, timeout=5).status_code == 200  # it still answers
+
+
+@pytest.mark.parametrize("server", [{"request_deadline_s": 1}], indirect=True)
+@pytest.mark.parametrize("where", ["headers", "body", "chunked body"])
+def test_a_request_dripping_in_is_cut_at_the_deadline(alert, server, caplog, capfd, where):
+    """A byte every 0.2 s renews a socket's own timeout forever; the deadline is the request's. Other
+    requests are served meanwhile."""
+    url, _ = server
+    caplog.set_level(logging.INFO)
+    head = "Transfer-Encoding: chunked" if where == "chunked body" else "Content-Length: 200"
+    sent = f"POST /ack HTTP/1.1\r\nHost: x\r\n{head}\r\n".encode() + (b"\r\n" if "body" in where else b"")
+    served = 0
     with connect(url) as connection:
         started = time.monotonic()
         connection.sendall(sent)
         while not select.select([connection], [], [], 0.2)[0]:  # until the server closes it
             assert time.monotonic() - started < 4, "the server still reads"
-            connection.sendall(b"X" if where == "body" else b"X-Drip: 1\r\n")
+            connection.sendall(
+                b"X-Drip: 1\r\n" if where == "headers" else b"1\r\nX\r\n" if "chunked" in where else b"X"
+            )
+            served += requests.get(url, timeout=5).status_code == 403
         assert connection.recv(4096) == b""
         waited = time.monotonic() - started
 
-    assert 0.9 < waited < 2
+    assert 0.9 < waited < 2 and served >= 3
     assert refusals(caplog) == [
-        "Refused a request from 127.0.0.1 (POST /ack): not sent whole within 1 s; the connection is closed."
+        "Refused a request from 127.0.0.1: not sent whole within 1 s; the connection is closed."
     ]
     assert "Traceback" not in capfd.readouterr().err
     assert OnCallAlert.get().status == "triggered"
 
 
-@pytest.mark.parametrize("server", [{"connections": 2}], indirect=True)
+@pytest.mark.parametrize("server", [{"max_connections": 2}], indirect=True)
 def test_connections_over_the_cap_are_answered_503_until_one_closes(alert, server, caplog):
     url, _ = server
     held = [connect(url), connect(url)]  # served, waiting for their requests
     with connect(url) as third:
-        assert answer(third).startswith("HTTP/1.0 503 ")
+        assert answer(third).startswith("HTTP/1.1 503 ")
     assert refusals(caplog) == [
         "Refused a connection from 127.0.0.1: 2 are open already; it is answered 503 and closed."
     ]
@@ -202,22 +213,21 @@ def test_connections_over_the_cap_are_answered_503_until_one_closes(alert, serve
 
 
 @pytest.mark.parametrize(
-    ("request_of", "refusal"),
+    "request_of",
     [
-        (lambda t: f"GET /ack?t={t} HTTP/1.1 extra\r\n\r\n", "answered 400: Bad request version"),
-        (lambda t: f"GET /ack?t={t} HTTP/9.9\r\n\r\n", "answered 505: Invalid HTTP version"),
-        # the longest line read, all of it sent: unread bytes would reset the connection
-        (lambda t: f"GET /ack?t={t}&".ljust(65_537, "x"), "answered 414: the request line is over 64 KiB"),
+        lambda t: f"GET /ack?t={t} HTTP/1.1 extra\r\n\r\n",
+        # over the 16 KiB bound of a request's head, all of it sent: unread bytes would reset the connection
+        lambda t: f"GET /ack?t={t}&".ljust(16_385, "x") + " HTTP/1.1\r\n\r\n",
     ],
-    ids=["syntax", "version", "long"],
+    ids=["syntax", "long"],
 )
-def test_a_malformed_request_is_refused_and_its_token_never_logged(alert, server, caplog, capfd, request_of, refusal):
+def test_a_malformed_request_is_refused_and_its_token_never_logged(alert, server, caplog, capfd, request_of):
     url, _ = server
     caplog.set_level(logging.INFO)
     t = token(alert.id)
     with connect(url) as connection:
         connection.sendall(request_of(t).encode())
-        assert "Error response" in answer(connection)
+        assert answer(connection).startswith("HTTP/1.1 400 ")
 
-    assert refusals(caplog) == [f"Refused a request from 127.0.0.1 (- -): {refusal}."]
+    assert refusals(caplog) == ["Invalid HTTP request received."]
     assert t not in caplog.text and t not in capfd.readouterr().err

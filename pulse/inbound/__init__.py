@@ -1,0 +1,12 @@
+"""The inbound HTTP service (`pulse serve`): what comes in from outside, on uvicorn and Starlette.
+
+- `app`: the application factory (routes, one log line and telemetry per request, refusals).
+- `routes`: which routes the service serves; a domain adds its own there.
+- `bounds`: the limits of a request (body size per route) and `RefusedError`, the answer to a request
+  outside them.
+- `protocol`: uvicorn's HTTP/1.1 protocol with a deadline on each request's arrival (slow clients).
+- `tokens`: a write route authenticated by a token of its own, rate-limited per token.
+- `limits`: the per-token rate limiter (token buckets, per process).
+- `telemetry`: the service's Prometheus metrics and their endpoint.
+- `server`: the uvicorn server: listening sockets, bounds, graceful stop.
+"""

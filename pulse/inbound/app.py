@@ -1,0 +1,125 @@
+"""The application factory: the routes of `pulse.inbound.routes` in Starlette, behind `Access`,
+which writes one log line per request and counts it in the telemetry.
+
+A log line names the route's template (``/ping/{token}``), never the path it was given: paths and
+query strings carry tokens, which are credentials. A request refused (`RefusedError`: over a bound, over
+its rate, a token that cannot be one) is one WARNING line with the reason; any other is one INFO line.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Match
+from starlette.types import Message, Receive, Scope, Send
+
+from pulse.config import Settings
+from pulse.inbound.bounds import RefusedError
+from pulse.inbound.routes import routes
+from pulse.inbound.telemetry import Telemetry
+
+logger = logging.getLogger("pulse.inbound")
+
+
+def create(
+    settings: Settings,
+    *,
+    metrics_port: int | None = None,
+    telemetry: Telemetry | None = None,
+    served: list[BaseRoute] | None = None,
+) -> Access:
+    """The service's ASGI application.
+
+    Parameters:
+      metrics_port: the local port whose requests are for the telemetry (``/metrics``) and nothing
+        else; None serves no telemetry.
+      served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
+    """
+    handlers = {RefusedError: _refused, ClientDisconnect: _gone}
+    app = Starlette(routes=routes(settings) if served is None else served, exception_handlers=handlers)
+    return Access(app, telemetry or Telemetry(), metrics_port)
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RefusedError)
+    request.state.refusal = exc.reason
+    headers = {"Cache-Control": "no-store", **exc.headers}
+    if exc.status == 413:  # the body is left unread: the connection cannot carry another request
+        headers["Connection"] = "close"
+    return PlainTextResponse(f"{exc.reason.capitalize()}.\n", status_code=exc.status, headers=headers)
+
+
+async def _gone(request: Request, exc: Exception) -> Response:
+    """The client closed its connection (or it was closed at the request's deadline, which said so)
+    before its body arrived: nothing is answered, or written."""
+    request.state.gone = True
+    return Response(status_code=400)
+
+
+class Access:
+    """The ASGI middleware around the application: the telemetry port's requests go to the
+    telemetry; every other request is timed, logged and counted."""
+
+    def __init__(self, app: Starlette, telemetry: Telemetry, metrics_port: int | None) -> None:
+        self.app = app
+        self.telemetry = telemetry
+        self.metrics_port = metrics_port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.metrics_port is not None and (scope.get("server") or ("", None))[1] == self.metrics_port:
+            response = await self.telemetry.endpoint(Request(scope, receive))
+            await response(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # unless a response starts
+        state: dict[str, Any] = scope.setdefault("state", {})
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            seconds = time.perf_counter() - started
+            route = template(self.app.routes, scope)
+            self.telemetry.observe(route, status, seconds)
+            _log(scope, route, status, seconds, state.get("refusal"), gone=state.get("gone", False))
+
+
+def template(candidates: list[BaseRoute], scope: Scope) -> str:
+    """The template of the route serving ``scope``'s path (``-`` when none does)."""
+    for route in candidates:
+        match, _ = route.matches({**scope, "type": "http"})
+        if match is not Match.NONE:
+            return str(getattr(route, "path", "-"))
+    return "-"
+
+
+def _log(scope: Scope, route: str, status: int, seconds: float, refusal: str | None, *, gone: bool) -> None:
+    client = (scope.get("client") or ("-",))[0]
+    fields = {"method": scope["method"], "route": route, "status": status, "duration_ms": round(seconds * 1000, 1)}
+    if gone:
+        logger.info("%s %s: the client left before its request was whole", scope["method"], route, extra=fields)
+    elif refusal:
+        logger.warning(
+            "Refused a request from %s (%s %s): answered %d: %s.",
+            client,
+            scope["method"],
+            route,
+            status,
+            refusal,
+            extra=fields,
+        )
+    else:
+        logger.info("%s %s %d", scope["method"], route, status, extra=fields)

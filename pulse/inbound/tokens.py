@@ -1,0 +1,110 @@
+"""A write route authenticated by a token of its own: `token_route`.
+
+The token is in the URL path (``{token}`` in the route's path, as ping URLs carry it) or, when the
+path has none, in the ``X-Pulse-Token`` header (senders that can set headers keep it out of their own
+logs). A request is answered in this order, and nothing is written before the last step:
+
+1. a token that cannot be one (wrong length or characters): 404, no database touched;
+2. over the token's rate (`pulse.inbound.limits`): 429 with ``Retry-After``;
+3. a body over the route's bound: 413;
+4. the domain's ``write`` runs in a worker thread with a database connection, and says whether the
+   token named something of its own: when it did not, 404 (it wrote nothing).
+
+``write`` owns the comparison: a domain keeps each token's `digest` (never the token), looks the row
+up by it and confirms with `matches`, which compares in constant time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from pulse.db import db
+from pulse.inbound.bounds import RefusedError, read_body
+from pulse.inbound.limits import TokenBuckets
+from pulse.models import utcnow
+
+TOKEN = re.compile(r"[A-Za-z0-9_-]{16,128}")
+HEADER = "X-Pulse-Token"
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """What arrived on a token route, handed to the domain's ``write``.
+
+    Parameters:
+      token: the token, a credential: never log it nor put it in an error text.
+      params: the route's other path parameters (``kind`` in ``/ping/{token}/{kind}``).
+      method: the HTTP method.
+      body: the body, within the route's bound.
+      now: when it arrived (UTC).
+    """
+
+    token: str
+    params: dict[str, str]
+    method: str
+    body: bytes
+    now: datetime
+
+
+Write = Callable[[Arrival], Response | None]
+
+
+def digest(token: str) -> str:
+    """The SHA-256 hex digest a domain stores and looks a token up by."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def matches(token: str, stored: str) -> bool:
+    """Whether ``token`` is the one whose digest is ``stored``, compared in constant time."""
+    return hmac.compare_digest(digest(token), stored)
+
+
+def token_route(
+    path: str, write: Write, *, methods: Sequence[str], max_body_bytes: int, buckets: TokenBuckets
+) -> Route:
+    """A route at ``path`` whose requests are authenticated by their token, then given to ``write``
+    (a response, or None when the token named nothing).
+
+    Parameters:
+      methods: the HTTP methods answered (GET answers HEAD too).
+      max_body_bytes: the bound of a body.
+      buckets: the rate limiter, shared by the routes that share a budget.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        params = dict(request.path_params)
+        token = params.pop("token", None) or request.headers.get(HEADER, "")
+        if not TOKEN.fullmatch(token):
+            raise RefusedError(404, "not a token")
+        wait = buckets.take(digest(token))
+        if wait:
+            raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
+        body = await read_body(request, max_body_bytes)
+        arrival = Arrival(token=token, params=params, method=request.method, body=body, now=utcnow())
+        answer = await run_in_threadpool(_write, write, arrival)
+        if answer is None:
+            raise RefusedError(404, "no such token")
+        return answer
+
+    return Route(path, endpoint, methods=list(methods))
+
+
+def _write(write: Write, arrival: Arrival) -> Response | None:
+    with db.connection_context():
+        return write(arrival)
+
+
+def ok() -> Response:
+    """The plain ``OK`` a sender expects of a write it made."""
+    return PlainTextResponse("OK")

@@ -1,0 +1,130 @@
+"""A write route made with `token_route`, defined here, on the real service: only a known token
+writes, each token has its own rate, a body over the bound is refused, and the log and the telemetry
+name the route, never the token."""
+
+import logging
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from pulse.inbound.limits import TokenBuckets
+from pulse.inbound.tokens import Arrival, digest, matches, ok, token_route
+from tests.support.serve import running
+
+KNOWN = "k" * 32
+OTHER = "o" * 32
+
+
+@pytest.fixture
+def service(settings):
+    """The service with two dummy routes writing to ``service.written``: the token in the path, or in
+    the header; 2 requests at once per token, then one every 100 s."""
+    stored = {digest(KNOWN): "job"}  # what a domain keeps: the digest, never the token
+    written: list[Arrival] = []
+
+    def write(arrival):
+        row = stored.get(digest(arrival.token))
+        if row is None or not matches(arrival.token, digest(KNOWN)):
+            return None
+        written.append(arrival)
+        return ok()
+
+    buckets = TokenBuckets(rate_per_s=0.01, burst=2)
+    served = [
+        token_route("/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=buckets),
+        token_route("/t/{token}/{kind}", write, methods=["GET", "POST"], max_body_bytes=100, buckets=buckets),
+        token_route("/hook", write, methods=["POST"], max_body_bytes=100, buckets=buckets),
+    ]
+    with running(settings, served=served) as running_service:
+        running_service.written = written
+        yield running_service
+
+
+def url(service, path):
+    return f"http://127.0.0.1:{service.port}{path}"
+
+
+def test_a_known_token_writes_and_the_log_names_the_route(service, caplog):
+    caplog.set_level(logging.INFO)
+    answered = requests.post(url(service, f"/t/{KNOWN}/fail"), data=b"exit 3", timeout=5)
+
+    assert (answered.status_code, answered.text) == (200, "OK")
+    [arrival] = service.written
+    assert (arrival.token, arrival.params, arrival.method, arrival.body) == (KNOWN, {"kind": "fail"}, "POST", b"exit 3")
+    [line] = [r for r in caplog.records if r.name == "pulse.inbound"]
+    assert (line.getMessage(), line.route, line.status, line.method) == (
+        "POST /t/{token}/{kind} 200",
+        "/t/{token}/{kind}",
+        200,
+        "POST",
+    )
+    assert line.duration_ms >= 0
+    assert KNOWN not in caplog.text
+
+
+def test_the_token_may_come_in_a_header(service):
+    assert requests.post(url(service, "/hook"), headers={"X-Pulse-Token": KNOWN}, timeout=5).status_code == 200
+    assert requests.post(url(service, "/hook"), timeout=5).status_code == 404
+    assert len(service.written) == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [(f"/t/{OTHER}", "no such token"), ("/t/short", "not a token"), ("/t/" + "k" * 129, "not a token")],
+)
+def test_an_unknown_or_malformed_token_writes_nothing(service, caplog, path, reason):
+    caplog.set_level(logging.INFO)
+    answered = requests.post(url(service, path), data=b"x", timeout=5)
+
+    assert answered.status_code == 404 and service.written == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"Refused a request from 127.0.0.1 (POST /t/{{token}}): answered 404: {reason}."
+    ]
+    assert OTHER not in caplog.text
+
+
+def test_each_token_has_its_own_rate(service):
+    assert [requests.post(url(service, f"/t/{KNOWN}"), timeout=5).status_code for _ in range(3)] == [200, 200, 429]
+    refused = requests.post(url(service, f"/t/{KNOWN}"), timeout=5)
+    assert refused.status_code == 429 and 1 <= int(refused.headers["Retry-After"]) <= 100
+    assert len(service.written) == 2
+    assert requests.post(url(service, f"/t/{OTHER}"), timeout=5).status_code == 404  # a budget of its own
+
+
+def test_an_oversized_body_is_refused_and_the_service_still_answers(service):
+    refused = requests.post(url(service, f"/t/{KNOWN}"), data=b"x" * 101, timeout=5)
+
+    assert refused.status_code == 413 and service.written == []
+    assert requests.post(url(service, f"/t/{KNOWN}"), data=b"x" * 100, timeout=5).status_code == 200
+    assert len(service.written) == 1
+
+
+def test_the_telemetry_counts_by_route_and_status_on_its_own_port(service):
+    requests.post(url(service, f"/t/{KNOWN}"), timeout=5)
+    requests.post(url(service, f"/t/{OTHER}"), timeout=5)
+    assert requests.get(url(service, "/metrics"), timeout=5).status_code == 404  # not on the public port
+
+    scraped = requests.get(f"http://127.0.0.1:{service.metrics_port}/metrics", timeout=5).text
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(scraped)
+        for s in family.samples
+    }
+    assert samples[("inbound_requests_total", (("code", "200"), ("route", "/t/{token}")))] == 1
+    assert samples[("inbound_requests_total", (("code", "404"), ("route", "/t/{token}")))] == 1
+    assert samples[("inbound_request_seconds_count", (("route", "/t/{token}"),))] == 2
+    assert KNOWN not in scraped and OTHER not in scraped
+
+
+def test_a_bucket_refills_at_its_rate_and_forgets_the_least_recent():
+    now = [0.0]
+    buckets = TokenBuckets(rate_per_s=0.5, burst=2, size=2, clock=lambda: now[0])
+    assert [buckets.take("a"), buckets.take("a"), buckets.take("a")] == [0, 0, 2.0]
+    now[0] = 1.0
+    assert buckets.take("a") == 1.0  # half a token back: one second to go
+    now[0] = 2.0
+    assert buckets.take("a") == 0
+    buckets.take("b")
+    buckets.take("c")  # "a" is dropped: at most 2 kept
+    assert buckets.take("a") == 0

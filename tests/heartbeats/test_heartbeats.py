@@ -8,28 +8,9 @@ import pytest
 from pulse.components.status import MAJOR_OUTAGE, OPERATIONAL
 from pulse.heartbeats import apply, due, ping
 from pulse.heartbeats.spec import digest
-from pulse.models import Component, Event, HeartbeatMonitor, HeartbeatPing, Incident, Organization, utcnow
+from pulse.models import Component, Event, HeartbeatMonitor, HeartbeatPing, Incident, utcnow
+from tests.heartbeats.conftest import TOKEN
 from tests.support.wait import wait_for
-
-TOKEN = "t" * 40
-
-
-@pytest.fixture
-def monitor(database):
-    """A heartbeat monitor of organization acme, never pinged: make(period_s, grace_s)."""
-
-    def make(period_s=60, grace_s=60, token=TOKEN, key="backup"):
-        organization = Organization.get_or_create(slug="acme", defaults={"name": "Acme"})[0]
-        component = Component.create(
-            organization=organization, key=key, name="Backup", type="HEARTBEAT",
-            failure_threshold=1, success_threshold=1,
-        )  # fmt: skip
-        HeartbeatMonitor.create(
-            component=component, token_sha256=digest(token), period_seconds=period_s, grace_seconds=grace_s
-        )
-        return component
-
-    return make
 
 
 def row(component):

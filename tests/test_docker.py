@@ -354,6 +354,8 @@ def test_prometheus_scrapes_every_worker_service(compose):
     assert dns["type"] == "A"
     assert set(dns["names"]) == WORKER_SERVICES
     assert dns["port"] == 9191
+    (serve,) = [j for j in config["scrape_configs"] if j["job_name"] == "pulse-serve"]
+    assert serve["static_configs"] == [{"targets": [f"serve:{compose['services']['serve']['expose'][0]}"]}]
     services = compose["services"]
     prometheus = services["prometheus"]
     assert "--config.file=/etc/prometheus/prometheus.yml" in prometheus["command"]

@@ -81,20 +81,29 @@ class Access:
         started = time.perf_counter()
         status = 500  # unless a response starts
         state: dict[str, Any] = scope.setdefault("state", {})
+        done = False
+
+        def finish() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                seconds = time.perf_counter() - started
+                route = template(self.app.routes, scope)
+                self.telemetry.observe(route, status, seconds)
+                _log(scope, route, status, seconds, state.get("refusal"), gone=state.get("gone", False))
 
         async def sending(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                finish()  # before the answer's last bytes: a client that has its answer finds the line written
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
         finally:
-            seconds = time.perf_counter() - started
-            route = template(self.app.routes, scope)
-            self.telemetry.observe(route, status, seconds)
-            _log(scope, route, status, seconds, state.get("refusal"), gone=state.get("gone", False))
+            finish()
 
 
 def template(candidates: list[BaseRoute], scope: Scope) -> str:

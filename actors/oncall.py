@@ -1,5 +1,6 @@
 """The on-call queue's work: an incident's alert opened and level 1 paged, an escalation to the
-next level, an acknowledgement from the web application, an alert resolved with its incident.
+next level, an acknowledgement from the web application, an alert resolved with its incident, and
+the events an alert source sent in applied to its alerts.
 Pages are notifications, delivered by the notifications queue's `send`."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pulse.models import utcnow
 from pulse.oncall import alerts
 from pulse.rabbitmq import PRIORITY_URGENT
 from pulse.rabbitmq.publish import send_all
+from pulse.sources import apply as sources
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +58,16 @@ def acknowledge(alert_id: int, person_key: str | None = None) -> None:
 def resolve(incident_id: int) -> None:
     """Resolve the alert of a resolved incident, stopping its escalation."""
     alerts.resolve_incident(incident_id, utcnow())
+
+
+@dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
+def alert_events(source_id: int) -> None:
+    """Apply the events an alert source sent, in order (`pulse.sources.apply`): sent by the loop
+    once they are recorded."""
+    outcome = sources.apply(source_id, utcnow(), get_settings())
+    _send(outcome)
+    if outcome.notifications:
+        logger.info("Alert source %s: %d page(s) sent.", source_id, len(outcome.notifications))
 
 
 def _send(outcome: alerts.Outcome) -> None:

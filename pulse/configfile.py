@@ -1,7 +1,7 @@
 """`pulse apply -f FILE.yaml`: organizations with their components (`pulse.uptime.spec`),
 notification channels and subscribers (`pulse.notifications.spec`), integrations and metrics
 (`pulse.metrics.spec`), calculated metrics (`pulse.calculated.spec`), people, on-call schedules
-and escalation policies (`pulse.oncall.spec`), and how long their history is kept
+and escalation policies (`pulse.oncall.spec`), alert sources (`pulse.sources.spec`), and how long their history is kept
 (`pulse.cleanup.spec`), declared in a file.
 
 Validation is whole-file: every problem is reported with its path, field and reason, and nothing
@@ -36,6 +36,7 @@ from pulse.metrics import spec as metrics_spec
 from pulse.models import Organization
 from pulse.notifications import spec as notifications
 from pulse.oncall import spec as oncall
+from pulse.sources import spec as sources
 from pulse.spec import Slug, Strict, unique
 from pulse.uptime import spec as uptime
 
@@ -65,6 +66,7 @@ class OrganizationSpec(Strict):
     people: list[oncall.PersonSpec] = Field(default_factory=list, max_length=10_000)
     schedules: list[oncall.ScheduleSpec] = Field(default_factory=list, max_length=1000)
     escalation_policies: list[oncall.EscalationPolicySpec] = Field(default_factory=list, max_length=1000)
+    alert_sources: list[sources.AlertSourceSpec] = Field(default_factory=list, max_length=1000)
     retention: RetentionSpec = Field(default_factory=RetentionSpec)
 
     @field_validator("components")
@@ -105,10 +107,11 @@ class OrganizationSpec(Strict):
         unique([c.key for c in value], "calculated metric key")
         return value
 
-    @field_validator("people", "schedules", "escalation_policies")
+    @field_validator("people", "schedules", "escalation_policies", "alert_sources")
     @classmethod
     def _unique_oncall(cls, value: list[Any], info: ValidationInfo) -> list[Any]:
-        what = {"people": "person", "schedules": "schedule", "escalation_policies": "escalation policy"}
+        what = {"people": "person", "schedules": "schedule", "escalation_policies": "escalation policy",
+                "alert_sources": "alert source"}  # fmt: skip
         unique([item.key for item in value], f"{what[str(info.field_name)]} key")
         return value
 
@@ -121,6 +124,7 @@ class OrganizationSpec(Strict):
         problems = metrics_spec.references(self.integrations, self.metrics, metric_components)
         problems += calculated_spec.references(self.calculated_metrics, self.metrics, self.components)
         problems += oncall.references(self.people, self.schedules, self.escalation_policies, self.components)
+        problems += sources.references(self.alert_sources, {p.key for p in self.escalation_policies})
         if problems:
             raise ValueError("\n".join(problems))
         return self
@@ -136,6 +140,9 @@ class ConfigFile(Strict):
         tokens = [c.token for o in value for c in o.components if c.token]
         if len(set(tokens)) < len(tokens):
             raise ValueError("two heartbeats have the same ping token")  # the token itself is a secret
+        tokens = [s.token for o in value for s in o.alert_sources]
+        if len(set(tokens)) < len(tokens):
+            raise ValueError("two alert sources have the same token")
         return value
 
 
@@ -379,6 +386,8 @@ class Applied:
     calculated_metrics_deleted: int = 0
     oncall: int = 0  # people, schedules and escalation policies
     oncall_deleted: int = 0
+    alert_sources: int = 0
+    alert_sources_deleted: int = 0
     subscribers_gone: list[str] = dataclasses.field(default_factory=list)  # named, but their subscription is gone
 
 
@@ -410,6 +419,8 @@ def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], o
             )
             report.oncall += len(spec.people) + len(spec.schedules) + len(spec.escalation_policies)
             report.oncall_deleted += oncall_deleted
+            report.alert_sources += len(spec.alert_sources)
+            report.alert_sources_deleted += sources.sync(organization.id, spec.alert_sources, prune=prune)
             created, updated, deleted = uptime.sync(
                 organization.id, spec.components, policy_ids=policy_ids, prune=prune, advance=advance
             )

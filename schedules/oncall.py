@@ -1,14 +1,18 @@
-"""On-call scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
-`oncall`, sends each alert's escalation when its level's wait ends (`pulse.oncall.due`); each
-minute, a tick sends again the escalations that are overdue."""
+"""On-call scheduling: the claim-and-send loops (`pulse.recurring.loop`), run by a worker process
+consuming `oncall`: one sends each alert's escalation when its level's wait ends
+(`pulse.oncall.due`), the other each alert source whose events wait to be applied
+(`pulse.sources.due`); each minute, a tick sends again the escalations that are overdue, and the
+events no message will apply any more."""
 
 import logging
 
-from actors.oncall import escalate
+from actors.oncall import alert_events, escalate
+from pulse.models import utcnow
 from pulse.oncall import due
 from pulse.rabbitmq import PRIORITY_URGENT
 from pulse.recurring import loop
 from pulse.recurring.ticks import tick
+from pulse.sources import due as sources
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +25,19 @@ ESCALATIONS = loop.declare(
     )
 )
 
+ALERT_SOURCES = loop.declare(
+    loop.Loop(
+        name="alert-sources",
+        queue="oncall",
+        claim=sources.claim,
+        next_due=sources.next_due,
+        message=lambda source_id, due_at: alert_events.message_with_options(
+            args=(source_id,), broker_priority=PRIORITY_URGENT
+        ),
+        ahead=False,  # events are applied once they are recorded
+    )
+)
+
 
 @tick("oncall", "* * * * *")
 def redrive_tick() -> None:
@@ -29,4 +46,10 @@ def redrive_tick() -> None:
         logger.warning(
             "%d escalation(s) overdue by more than %s: sent again (alerts %s).",
             len(overdue), due.OVERDUE, ", ".join(str(i) for i in overdue[:20]),
+        )  # fmt: skip
+    waiting = sources.redrive(utcnow())
+    if waiting:
+        logger.warning(
+            "%d alert source(s) with events waiting more than %s: handed to a worker again (sources %s).",
+            len(waiting), sources.OVERDUE, ", ".join(str(i) for i in waiting[:20]),
         )  # fmt: skip

@@ -45,11 +45,12 @@ def apply_file(path: Any, prune: bool) -> None:
         f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
         + (f", {report.integrations} integration(s), {report.metrics} metric(s)" if report.integrations else "")
         + (f", {report.calculated_metrics} calculated metric(s)" if report.calculated_metrics else "")
+        + (f", {report.alert_sources} alert source(s)" if report.alert_sources else "")
         + (
             f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s), "
             f"{report.channels_deleted} channel(s), {report.subscribers_deleted} subscriber(s), "
             f"{report.integrations_deleted} integration(s), {report.metrics_deleted} metric(s), "
-            f"{report.calculated_metrics_deleted} calculated metric(s)"
+            f"{report.calculated_metrics_deleted} calculated metric(s), {report.alert_sources_deleted} alert source(s)"
             if prune
             else ""
         )

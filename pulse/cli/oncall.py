@@ -137,7 +137,8 @@ def alerts(everything: bool, limit: int, as_json: bool) -> None:
             state += f", level {r['level']} of round {r['round']}, next level at {r['next_escalation_at'][11:19]} UTC"
         elif r["status"] == "acknowledged":
             state += f" by {r['acknowledged_by'] or 'an operator'} ({r['acknowledged_via']})"
-        where = f"{r['organization']}/{r['component'] or '-'}"
+        origin = r["component"] or (r["source"] and f"{r['source']}:{r['dedup_key']}")
+        where = f"{r['organization']}/{origin or '-'}"
         echo(f"alert {r['id']}  {where}  {r['title']}  [{state}]  policy {r['policy']}")
         for s in r["timeline"]:
             where = f"L{s['level']}/R{s['round']} " if s["level"] else ""

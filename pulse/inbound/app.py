@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import Message, Receive, Scope, Send
 
@@ -51,6 +51,8 @@ async def _refused(request: Request, exc: Exception) -> Response:
     headers = {"Cache-Control": "no-store", **exc.headers}
     if exc.status == 413:  # the body is left unread: the connection cannot carry another request
         headers["Connection"] = "close"
+    if exc.body is not None:
+        return JSONResponse(exc.body, status_code=exc.status, headers=headers)
     return PlainTextResponse(f"{exc.reason.capitalize()}.\n", status_code=exc.status, headers=headers)
 
 

@@ -7,6 +7,8 @@ here, per route, before the route's code runs.
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 
 _DIGITS = frozenset("0123456789")
@@ -20,13 +22,15 @@ class RefusedError(Exception):
       status: the HTTP status answered.
       reason: why, in a few words.
       headers: extra response headers (``Retry-After``).
+      body: the JSON answered instead of the reason, for senders that read one.
     """
 
-    def __init__(self, status: int, reason: str, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int, reason: str, *, headers: dict[str, str] | None = None, body: Any = None) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
         self.headers = headers or {}
+        self.body = body
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:

@@ -2,7 +2,8 @@
 of `pulse.inbound` knows no domain):
 
 - the acknowledgement links of pages (`pulse.oncall.ackpage`), at the path of ``PULSE_ACK_URL``;
-- the URLs heartbeat monitors are pinged at (`pulse.heartbeats.routes`).
+- the URLs heartbeat monitors are pinged at (`pulse.heartbeats.routes`);
+- the URLs alert sources send their alerts to (`pulse.sources.routes`).
 
 A route that writes is a `pulse.inbound.tokens.token_route`: a token of its own, a rate per token,
 a body bound.
@@ -15,8 +16,9 @@ from starlette.routing import BaseRoute
 from pulse.config import Settings
 from pulse.heartbeats import routes as heartbeats
 from pulse.oncall import ackpage
+from pulse.sources import routes as sources
 
 
 def routes(settings: Settings) -> list[BaseRoute]:
     """Every route of the service, for ``settings``."""
-    return [*ackpage.routes(settings), *heartbeats.routes()]
+    return [*ackpage.routes(settings), *heartbeats.routes(), *sources.routes()]

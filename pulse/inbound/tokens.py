@@ -1,8 +1,9 @@
 """A write route authenticated by a token of its own: `token_route`.
 
 The token is in the URL path (``{token}`` in the route's path, as ping URLs carry it) or, when the
-path has none, in the ``X-Pulse-Token`` header (senders that can set headers keep it out of their own
-logs). A request is answered in this order, and nothing is written before the last step:
+path has none, in the ``X-Pulse-Token`` header or ``Authorization: Bearer <token>`` (senders that
+can set headers keep it out of their own logs: Alertmanager writes a failed webhook's URL in its
+log). A request is answered in this order, and nothing is written before the last step:
 
 1. a token that cannot be one (wrong length or characters): 404, no database touched;
 2. over the token's rate (`pulse.inbound.limits`): 429 with ``Retry-After``;
@@ -10,14 +11,14 @@ logs). A request is answered in this order, and nothing is written before the la
 4. the domain's ``write`` runs in a worker thread with a database connection, and says whether the
    token named something of its own: when it did not, 404 (it wrote nothing).
 
-``write`` owns the comparison: a domain keeps each token's `digest` (never the token), looks the row
-up by it and confirms with `matches`, which compares in constant time.
+A domain keeps each token's `digest` (never the token) and looks its row up by it: what an attacker
+could time is the search for a SHA-256 digest, whose every byte changes with each guess, not a
+comparison with the token.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from pulse.inbound.limits import TokenBuckets
 from pulse.models import utcnow
 
 TOKEN = re.compile(r"[A-Za-z0-9_-]{16,128}")
+SECRET = re.compile(r"[A-Za-z0-9_-]{32,128}")  # a token a configuration file gives
 HEADER = "X-Pulse-Token"
 
 
@@ -60,14 +62,23 @@ class Arrival:
 Write = Callable[[Arrival], Response | None]
 
 
-def digest(token: str) -> str:
-    """The SHA-256 hex digest a domain stores and looks a token up by."""
-    return hashlib.sha256(token.encode()).hexdigest()
+def digest(token: str) -> bytes:
+    """The SHA-256 digest a domain stores and looks a token up by."""
+    return hashlib.sha256(token.encode()).digest()
 
 
-def matches(token: str, stored: str) -> bool:
-    """Whether ``token`` is the one whose digest is ``stored``, compared in constant time."""
-    return hmac.compare_digest(digest(token), stored)
+def secret(value: str) -> str:
+    """A token as a configuration file gives it (a ping token, an alert source's): 32 to 128
+    letters, digits, ``-`` or ``_``, as it may be a part of a URL's path. Raises ValueError."""
+    if not SECRET.fullmatch(value):
+        raise ValueError("a token is 32 to 128 letters, digits, '-' or '_'")
+    return value
+
+
+def bearer(request: Request) -> str:
+    """The token a request carries in its headers: ``X-Pulse-Token``, or ``Authorization: Bearer``."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    return request.headers.get(HEADER) or (credentials.strip() if scheme.lower() == "bearer" else "")
 
 
 def token_route(
@@ -84,10 +95,10 @@ def token_route(
 
     async def endpoint(request: Request) -> Response:
         params = dict(request.path_params)
-        token = params.pop("token", None) or request.headers.get(HEADER, "")
+        token = params.pop("token", None) or bearer(request)
         if not TOKEN.fullmatch(token):
             raise RefusedError(404, "not a token")
-        wait = buckets.take(digest(token))
+        wait = buckets.take(digest(token).hex())
         if wait:
             raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
         body = await read_body(request, max_body_bytes)

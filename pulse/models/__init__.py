@@ -1,6 +1,7 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
 from pulse.models.alert import OnCallAlert, OnCallTimeline
+from pulse.models.alert_source import AlertEvent, AlertSource
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
 from pulse.models.cleanup import CleanupRun
@@ -19,6 +20,8 @@ from pulse.models.rollup import CalculatedRollup, ComponentRollup, ExtractedRoll
 from pulse.models.uptime import UptimeCheck
 
 __all__ = [
+    "AlertEvent",
+    "AlertSource",
     "BaseModel",
     "CalculatedMetric",
     "CalculatedMetricDataPoint",

@@ -1,5 +1,6 @@
 from peewee import BigAutoField, CharField, ForeignKeyField, IntegerField, JSONField, TextField
 
+from pulse.models.alert_source import AlertSource
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.component import Component
 from pulse.models.event import Event
@@ -10,7 +11,8 @@ TRIGGERED, ACKNOWLEDGED, RESOLVED, EXHAUSTED = "triggered", "acknowledged", "res
 
 
 class OnCallAlert(BaseModel):
-    """The paging of one incident (unique): ``policy`` is the component's escalation policy frozen
+    """The paging of one incident (unique), or of one alert of a source (its ``dedup_key``: at most
+    one open per key): ``title`` says what it is about; ``policy`` is the component's escalation policy frozen
     as it was when the alert opened (``{key, name, levels, repeat, contact}``, as
     `pulse.models.EscalationPolicy` holds them). ``level`` and ``round`` (from 1) are what was paged
     last; ``next_escalation_at`` is when the next level is due, while the alert is triggered;
@@ -20,8 +22,12 @@ class OnCallAlert(BaseModel):
     id = BigAutoField()
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
     organization_id: int
-    incident = ForeignKeyField(Incident, unique=True, on_delete="CASCADE")
-    incident_id: int
+    incident = ForeignKeyField(Incident, unique=True, null=True, on_delete="CASCADE")
+    incident_id: int | None
+    source = ForeignKeyField(AlertSource, null=True, on_delete="CASCADE")
+    source_id: int | None
+    dedup_key = CharField(max_length=255, null=True)
+    title = CharField(max_length=1024, default="")
     component = ForeignKeyField(Component, null=True, on_delete="SET NULL")
     component_id: int | None
     event = ForeignKeyField(Event, on_delete="CASCADE")

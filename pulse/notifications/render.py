@@ -77,15 +77,21 @@ def _oncall(
 ) -> Notice:
     """A page (what is down, for how long, how to acknowledge: with its link when ``linked``), or
     an alert no one acknowledged."""
-    component = (payload.get("component") or {}).get("name")
     incident = payload.get("incident") or {}
-    title = incident.get("title") or f"{component} incident"
-    started = _time(incident.get("started_at")) or utcnow()
+    source = payload.get("source")  # an alert a source sent in, rather than an incident's
+    if source:
+        component, title, started = source.get("name"), payload.get("summary"), _time(payload.get("started_at"))
+        what = str(payload.get("severity"))
+    else:
+        component = (payload.get("component") or {}).get("name")
+        title = incident.get("title") or f"{component} incident"
+        started, what = _time(incident.get("started_at")), status_name(incident.get("impact")).lower()
+    started = started or utcnow()
     command = f"pulse oncall ack {payload.get('alert')}"
     ack = f"Acknowledge with the link, or: {command}" if linked else f"Acknowledge: {command}"
     if kind == ONCALL_PAGE:
         headline = f"PAGE: {title}"
-        summary = f"{component}: {status_name(incident.get('impact')).lower()} for {_for(started)}. {ack}"
+        summary = f"{component}: {what} for {_for(started)}. {ack}"
     else:
         headline = f"No one acknowledged: {title}"
         summary = (

@@ -31,7 +31,7 @@ from pulse.db import db
 from pulse.inbound.bounds import RefusedError, read_body
 from pulse.inbound.limits import TokenBuckets
 from pulse.inbound.tokens import digest
-from pulse.models import Component, Incident, OnCallAlert, utcnow
+from pulse.models import AlertSource, Component, OnCallAlert, utcnow
 from pulse.models.alert import RESOLVED, TRIGGERED
 from pulse.oncall import alerts
 from pulse.oncall.tokens import InvalidTokenError, verify
@@ -62,7 +62,7 @@ def routes(settings: Settings) -> list[BaseRoute]:
             form = parse_qs(request.url.query)
         token = (form.get("t") or [""])[0]
         if request.method == "POST" and token:
-            wait = buckets.take(digest(token))
+            wait = buckets.take(digest(token).hex())
             if wait:
                 raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
         return await run_in_threadpool(_answer, settings, request.method, token)
@@ -88,17 +88,20 @@ def _answer(settings: Settings, method: str, token: str) -> Response:
 
 def _confirm(alert_id: int, person: str, token: str) -> Response:
     found = (
-        OnCallAlert.select(OnCallAlert, Incident.title, Component.name)
-        .join(Incident)
-        .switch(OnCallAlert)
+        OnCallAlert.select(OnCallAlert, Component.name, AlertSource.name)
         .join(Component, JOIN.LEFT_OUTER)
+        .switch(OnCallAlert)
+        .join(AlertSource, JOIN.LEFT_OUTER)
         .where(OnCallAlert.id == alert_id)
         .first()
     )
     if found is None:
         return _page(410, "This link does not work", f"Alert {alert_id} no longer exists.")
-    component = found.component.name if found.component is not None else "a deleted component"
-    what = f"{found.incident.title} ({component}): alert {alert_id} is {found.status}."
+    if found.source is not None:
+        about = f"from {found.source.name}"
+    else:
+        about = found.component.name if found.component is not None else "a deleted component"
+    what = f"{found.title} ({about}): alert {alert_id} is {found.status}."
     if found.status == RESOLVED:
         return _page(200, "Nothing to do", what)
     button = (

@@ -2,7 +2,8 @@
 due, and every step on the alert's timeline.
 
 - `open_alert`: an incident of a component with an escalation policy gets one alert (unique per
-  incident) with the policy frozen as it is now, and level 1 is paged at once.
+  incident) with the policy frozen as it is now, and level 1 is paged at once. `open_keyed` does
+  the same for an alert an alert source sent in (`pulse.sources`), keyed by its ``dedup_key``.
 - Paging a level makes one notification per person and contact channel (key: level, round,
   person, channel, under the alert's page event, whose audience is ``addressed``: no broadcast),
   each carrying the person's acknowledgement link (`pulse.oncall.tokens`, when the settings give
@@ -31,7 +32,7 @@ from typing import Any
 from pulse import events
 from pulse.config import Settings
 from pulse.db import db
-from pulse.models import Event, Notification, OnCallAlert, OnCallTimeline, Person
+from pulse.models import AlertSource, EscalationPolicy, Event, Notification, OnCallAlert, OnCallTimeline, Person
 from pulse.models.alert import ACKNOWLEDGED, EXHAUSTED, RESOLVED, TRIGGERED
 from pulse.models.event import ADDRESSED, CHANNELS_ONLY, ONCALL_EXHAUSTED, ONCALL_PAGE
 from pulse.models.notification import CANCELLED, PENDING
@@ -80,31 +81,73 @@ def open_alert(incident_id: int, now: datetime, settings: Settings | None = None
             "incident": {"id": incident_id, "title": title, "impact": impact, "started_at": started_at.isoformat()},
             "component": {"key": component_key, "name": component},
         }
-        event_id = Event.insert(
-            organization=organization_id,
-            component=component_id,
-            incident=incident_id,
-            type=ONCALL_PAGE,
-            payload=payload,
-            audience=ADDRESSED,  # its notifications are the pages
-            created_at=now,
-            sent_at=now,  # never broadcast
-        ).execute()
         policy = {"key": policy_key, "name": policy_name, "levels": levels, "repeat": repeat, "contact": contact}
-        alert_id = OnCallAlert.insert(
-            organization=organization_id,
-            incident=incident_id,
-            component=component_id,
-            event=event_id,
-            policy=policy,
-            next_escalation_at=now,  # paged just below
-            created_at=now,
-            updated_at=now,
-        ).execute()
-        Event.update(payload={**payload, "alert": alert_id}).where(Event.id == event_id).execute()
-        alert = OnCallAlert.get_by_id(alert_id)
-        steps = [_step(alert, now, "opened", f"{title} ({component}); escalation policy {policy_name}")]
-        return _page(alert, 1, 1, now, steps, settings)
+        origin = {"incident": incident_id, "component": component_id}
+        return _open(organization_id, origin, title, f"{title} ({component})", payload, policy, now, settings)
+
+
+def open_keyed(
+    source: AlertSource,
+    dedup_key: str,
+    title: str,
+    payload: dict[str, Any],
+    policy: dict[str, Any],
+    now: datetime,
+    settings: Settings | None = None,
+) -> Outcome:
+    """Open the alert of ``source`` keyed ``dedup_key`` and page level 1 of ``policy`` (frozen, as
+    `frozen_policy` gives it), in the caller's transaction, which holds the source's lock: the
+    caller made sure no alert of this key is open (a unique index would refuse a second)."""
+    payload = {**payload, "source": {"key": source.key, "name": source.name}}
+    origin = {"source": source.id, "dedup_key": dedup_key}
+    return _open(source.organization_id, origin, title, f"{title} (from {source.name})", payload, policy, now, settings)
+
+
+def frozen_policy(organization_id: int, key: str) -> dict[str, Any] | None:
+    """The organization's escalation policy ``key`` as an alert freezes it, or None."""
+    policy = EscalationPolicy.get_or_none(EscalationPolicy.organization == organization_id, EscalationPolicy.key == key)
+    if policy is None:
+        return None
+    fields = ("key", "name", "levels", "repeat", "contact")
+    return {field: getattr(policy, field) for field in fields}
+
+
+def _open(
+    organization_id: int,
+    origin: dict[str, Any],
+    title: str,
+    opened: str,
+    payload: dict[str, Any],
+    policy: dict[str, Any],
+    now: datetime,
+    settings: Settings | None,
+) -> Outcome:
+    """Write the alert (``origin``: its incident and component, or its source and key) with its
+    page event, say ``opened`` on its timeline and page level 1."""
+    event_id = Event.insert(
+        organization=organization_id,
+        component=origin.get("component"),
+        incident=origin.get("incident"),
+        type=ONCALL_PAGE,
+        payload=payload,
+        audience=ADDRESSED,  # its notifications are the pages
+        created_at=now,
+        sent_at=now,  # never broadcast
+    ).execute()
+    alert_id = OnCallAlert.insert(
+        organization=organization_id,
+        event=event_id,
+        policy=policy,
+        title=title[:1024],
+        next_escalation_at=now,  # paged just below
+        created_at=now,
+        updated_at=now,
+        **origin,
+    ).execute()
+    Event.update(payload={**payload, "alert": alert_id}).where(Event.id == event_id).execute()
+    alert = OnCallAlert.get_by_id(alert_id)
+    steps = [_step(alert, now, "opened", f"{opened}; escalation policy {policy['name']}")]
+    return _page(alert, 1, 1, now, steps, settings)
 
 
 def escalate(alert_id: int, level: int, round_: int, now: datetime, settings: Settings | None = None) -> Outcome:
@@ -180,6 +223,11 @@ def resolve_incident(incident_id: int, now: datetime) -> bool:
     """Resolve the alert of a resolved incident, if it has one still open."""
     alert = OnCallAlert.get_or_none(OnCallAlert.incident == incident_id)
     return alert is not None and resolve(alert.id, "the incident was resolved", now)[0]
+
+
+def note(alert_id: int, now: datetime, kind: str, text: str) -> None:
+    """Write a step of ``kind`` on the alert's timeline, saying ``text``."""
+    OnCallTimeline.insert(alert=alert_id, at=now, kind=kind, note=text).execute()
 
 
 def _page(

@@ -7,7 +7,7 @@ from typing import Any
 
 from peewee import JOIN
 
-from pulse.models import Component, Incident, Notification, OnCallAlert, OnCallTimeline, Organization, Person
+from pulse.models import AlertSource, Component, Notification, OnCallAlert, OnCallTimeline, Organization, Person
 from pulse.models.alert import RESOLVED
 
 
@@ -15,12 +15,12 @@ def alerts(*, everything: bool = False, limit: int = 50) -> list[dict[str, Any]]
     """The newest ``limit`` alerts not resolved (or, with ``everything``, of any status), newest
     first, each with its timeline; a "paged" step carries its delivery's status and error."""
     query = (
-        OnCallAlert.select(OnCallAlert, Organization.slug, Component.key, Incident.title)
+        OnCallAlert.select(OnCallAlert, Organization.slug, Component.key, AlertSource.key)
         .join(Organization)
         .switch(OnCallAlert)
         .join(Component, JOIN.LEFT_OUTER)
         .switch(OnCallAlert)
-        .join(Incident)
+        .join(AlertSource, JOIN.LEFT_OUTER)
         .order_by(OnCallAlert.id.desc())
         .limit(limit)
     )
@@ -41,7 +41,9 @@ def alerts(*, everything: bool = False, limit: int = 50) -> list[dict[str, Any]]
             "organization": a.organization.slug,
             "component": a.component.key if a.component is not None else None,
             "incident": a.incident_id,
-            "title": a.incident.title,
+            "source": a.source.key if a.source is not None else None,
+            "dedup_key": a.dedup_key,
+            "title": a.title,
             "status": a.status,
             "policy": a.policy["key"],
             "level": a.level,

@@ -1,0 +1,92 @@
+"""Alert sources in the configuration file, written with the rest of it (`pulse.configfile`):
+
+    alert_sources:
+      - key: prometheus
+        name: Prometheus                 # optional: the key
+        kind: alertmanager               # events, alertmanager or grafana
+        token: ${PROMETHEUS_ALERTS_TOKEN}
+        escalation_policy: default       # pages every alert no route below chooses
+        routes:                          # optional: the first whose labels all match wins
+          - {match: {team: database}, escalation_policy: dba}
+
+The token comes from an environment variable, as a heartbeat's does (applying the file again keeps
+the URL the sender knows); Pulse keeps only its SHA-256. Routes match an alert's labels: a group's
+common labels for Alertmanager and Grafana, an event's severity, source, component, group and class
+for the events API (`pulse.sources.formats`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field
+
+from pulse.inbound.tokens import digest, secret
+from pulse.models import AlertSource, utcnow
+from pulse.models.alert_source import KINDS
+from pulse.spec import Slug, Strict
+
+if TYPE_CHECKING:
+    Kind = str
+else:
+    Kind = Literal[KINDS]
+
+LabelName = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class RouteSpec(Strict):
+    match: dict[LabelName, Annotated[str, Field(max_length=1000)]] = Field(min_length=1, max_length=20)
+    escalation_policy: Slug
+
+
+class AlertSourceSpec(Strict):
+    key: Slug
+    name: str | None = Field(None, min_length=1, max_length=200)
+    kind: Kind
+    token: Annotated[str, AfterValidator(secret)] = Field(repr=False)
+    escalation_policy: Slug
+    routes: list[RouteSpec] = Field(default_factory=list, max_length=100)
+
+    def stored_routes(self) -> list[dict[str, Any]]:
+        """The routes as a source row keeps them, the policy for every other alert last."""
+        chosen = [{"match": r.match, "policy": r.escalation_policy} for r in self.routes]
+        return [*chosen, {"match": {}, "policy": self.escalation_policy}]
+
+
+def references(sources: list[AlertSourceSpec], policies: set[str]) -> list[str]:
+    """The escalation policies sources name that the organization does not declare."""
+    found = []
+    for i, source in enumerate(sources):
+        named = [("escalation_policy", source.escalation_policy)]
+        named += [(f"routes[{j}].escalation_policy", r.escalation_policy) for j, r in enumerate(source.routes)]
+        found += [
+            f"alert_sources[{i}].{where} names {key!r}, which is not in escalation_policies"
+            for where, key in named
+            if key not in policies
+        ]
+    return found
+
+
+def sync(organization_id: int, sources: list[AlertSourceSpec], *, prune: bool) -> int:
+    """Upsert the organization's alert sources (by key) inside the caller's transaction; with
+    ``prune``, delete those not named (with their alerts). Returns how many were deleted."""
+    for source in sources:
+        fields = {
+            "name": source.name or source.key,
+            "kind": source.kind,
+            "token_sha256": digest(source.token),
+            "routes": source.stored_routes(),
+        }
+        (
+            AlertSource.insert(organization=organization_id, key=source.key, **fields)
+            .on_conflict(
+                conflict_target=[AlertSource.organization, AlertSource.key], update={**fields, "updated_at": utcnow()}
+            )
+            .execute()
+        )
+    if not prune:
+        return 0
+    named = [source.key for source in sources] or [""]
+    return (
+        AlertSource.delete().where(AlertSource.organization == organization_id, AlertSource.key.not_in(named)).execute()
+    )

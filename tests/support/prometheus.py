@@ -11,16 +11,18 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import requests
+import yaml
 
+from tests.support.daemon import Daemon, check
 from tests.support.jsonapi import JsonApi
 from tests.support.target import HTTPTarget
-from tests.support.wait import wait_for
 from tests.support.worker import free_port
 
 SCRAPE_S = 1  # seconds between scrapes: a value the test sets is seen within about two
@@ -32,34 +34,78 @@ class Prometheus:
     Starts an exporter (a local HTTP target serving /metrics) and a Prometheus scraping it every
     `SCRAPE_S`, with its storage in a temporary directory; `set` changes what the exporter serves
     and waits until Prometheus has scraped it.
+
+    Parameters (both optional, for alerting: see tests/support/alertmanager.py):
+      rules: alerting (or recording) rules, each as a rule file writes it (``{"alert": ...,
+        "expr": ..., "for": ..., "labels": ..., "annotations": ...}``), in one group evaluated
+        every `SCRAPE_S`.
+      alertmanager: the URL of the Alertmanager its alerts go to.
+
+    Its generated files are checked by ``promtool check config`` when there are rules or an
+    Alertmanager. A startup that fails raises with the end of its log; so does leaving the
+    ``with`` after it died on its own, and a failure in the ``with`` gets that log as a note.
     """
 
-    def __init__(self) -> None:
-        binary = shutil.which("prometheus")
-        if binary is None:
-            raise RuntimeError("prometheus not found: install the Debian package prometheus")
+    def __init__(self, *, rules: Sequence[Mapping[str, Any]] = (), alertmanager: str | None = None) -> None:
         self.exporter = HTTPTarget().__enter__()
         self.exporter.answer("/metrics", body=b"", headers={"Content-Type": "text/plain; version=0.0.4"})
         self.directory = Path(tempfile.mkdtemp(prefix="pulse-prometheus-"))
-        config = self.directory / "prometheus.yml"
-        config.write_text(
-            f"global: {{scrape_interval: {SCRAPE_S}s, evaluation_interval: {SCRAPE_S}s}}\n"
-            "scrape_configs:\n"
-            f"  - {{job_name: exporter, static_configs: [{{targets: ['127.0.0.1:{self.exporter.port}']}}]}}\n"
-        )
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={self.directory / 'data'}",
-                f"--web.listen-address=127.0.0.1:{self.port}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for(lambda: self.value('up{job="exporter"}') == [1.0], "Prometheus to scrape the exporter", timeout=60)
+        self.daemon: Daemon | None = None
+        try:
+            config_file = self.directory / "prometheus.yml"
+            config: dict[str, Any] = {
+                "global": {"scrape_interval": f"{SCRAPE_S}s", "evaluation_interval": f"{SCRAPE_S}s"},
+                "scrape_configs": [
+                    {"job_name": "exporter", "static_configs": [{"targets": [f"127.0.0.1:{self.exporter.port}"]}]}
+                ],
+            }
+            if rules:
+                rule_file = self.directory / "rules.yml"
+                group = {"name": "pulse-test", "interval": f"{SCRAPE_S}s", "rules": [dict(rule) for rule in rules]}
+                rule_file.write_text(yaml.safe_dump({"groups": [group]}, sort_keys=False))
+                config["rule_files"] = [str(rule_file)]
+            if alertmanager is not None:
+                parts = urlsplit(alertmanager)
+                target = {"scheme": parts.scheme, "static_configs": [{"targets": [parts.netloc]}]}
+                if parts.path.strip("/"):
+                    target["path_prefix"] = parts.path
+                config["alerting"] = {"alertmanagers": [target]}
+            config_file.write_text(yaml.safe_dump(config, sort_keys=False))
+            if rules or alertmanager is not None:
+                check("promtool", "check", "config", str(config_file))  # its rule files too
+            self.daemon = daemon = Daemon(
+                "prometheus",
+                [
+                    f"--config.file={config_file}",
+                    f"--storage.tsdb.path={self.directory / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{self.port}",
+                    f"--web.external-url={self.url}",  # the alerts' generatorURL, not the host's name
+                ],
+                self.directory / "prometheus.log",
+            )
+            # Its targets, scraped and notified, come from discovery, which it updates every 5 s.
+            daemon.wait_ready(lambda: self.value('up{job="exporter"}') == [1.0], "Prometheus to scrape the exporter")
+            if alertmanager is not None:  # an alert sent before would be dropped (re-sent a minute later)
+                daemon.wait_ready(self._notifying, f"Prometheus to discover the Alertmanager at {alertmanager}")
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        """Its process (for the benchmark's CPU accounting)."""
+        assert self.daemon is not None
+        return self.daemon.process
+
+    def _notifying(self) -> bool:
+        """Whether it has an Alertmanager to send alerts to."""
+        try:
+            answer = requests.get(f"{self.url}/api/v1/alertmanagers", timeout=5).json()
+        except (requests.RequestException, ValueError):
+            return False
+        return bool(answer.get("data", {}).get("activeAlertmanagers"))
 
     def value(self, query: str) -> list[float] | None:
         """The values of an instant query, or None while Prometheus does not answer."""
@@ -69,9 +115,16 @@ class Prometheus:
             return None
         return [float(series["value"][1]) for series in answer.get("data", {}).get("result", [])]
 
+    def alerts(self) -> list[dict[str, Any]]:
+        """Its alerts, pending and firing (``GET /api/v1/alerts``)."""
+        answer = requests.get(f"{self.url}/api/v1/alerts", timeout=5)
+        answer.raise_for_status()
+        alerts: list[dict[str, Any]] = answer.json()["data"]["alerts"]
+        return alerts
+
     def set(self, name: str, **series: float) -> None:
-        """Serve ``name`` with one series per keyword (its ``instance`` label), and wait until
-        Prometheus has it."""
+        """Serve ``name`` with one series per keyword (its ``series`` label), and wait until
+        Prometheus has it. Only ``name`` is served: a metric set before is gone."""
         lines = [f'{name}{{series="{label}"}} {value!r}' for label, value in series.items()]
         self.exporter.answer(
             "/metrics", body=("\n".join(lines) + "\n").encode(), headers={"Content-Type": "text/plain; version=0.0.4"}
@@ -83,22 +136,34 @@ class Prometheus:
             if seen is not None and sorted(seen) == expected:
                 return
             time.sleep(0.1)
-        raise AssertionError(f"Prometheus did not scrape {name} = {series}: {self.value(name)}")
+        message = f"Prometheus did not scrape {name} = {series}: {self.value(name)}"
+        raise AssertionError(self.daemon.report(message) if self.daemon else message)
 
-    def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+    def tail(self) -> str:
+        """The last lines of its log."""
+        return self.daemon.tail() if self.daemon else "(not started)"
+
+    def close(self) -> str | None:
+        """Stop it and its exporter, remove its directory; a report if it had exited on its own."""
+        died = None
+        if self.daemon is not None:
+            died = self.daemon.died()
+            self.daemon.stop()
         self.exporter.__exit__(None, None, None)
         shutil.rmtree(self.directory, ignore_errors=True)
+        return died
 
     def __enter__(self) -> Prometheus:
         return self
 
-    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self.close()
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if error is not None and self.daemon is not None:
+            error.add_note(self.daemon.report("While the test ran with Prometheus at " + self.url))
+        died = self.close()
+        if died and error is None:
+            raise RuntimeError(died)
 
 
 class PrometheusApi(JsonApi):

@@ -5,11 +5,13 @@
         target.redirect("/old", "/health")
         fetch(...target.url("/old")...)
         assert target.received[0].path == "/old"
+        posts = target.wait_for(lambda got: len(got) >= 2 and got, "two requests")  # no sleep
 
 Each path answers with its `Answer` (status, headers, body, a delay before the status line, a
-trickled body); unknown paths answer 404. Every request is recorded in `received`. Pass an
-`ssl.SSLContext` (server side) to serve https. Delays and trickles wait on an event that `close`
-sets, so closing never waits for them.
+trickled body); unknown paths answer 404. Every request is recorded in `received`, and `wait_for`
+awaits the ones the test expects (each arrival wakes it). Pass an `ssl.SSLContext` (server side)
+to serve https. Delays and trickles wait on an event that `close` sets, so closing never waits
+for them.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ import itertools
 import socket
 import ssl
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +111,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         with target.lock:
             target.received.append(Received(self.command, self.path, headers, body))
+            target.arrived.notify_all()
             answer = target.answers.get(self.path.split("?", 1)[0], Answer(status=404, body=b"not found"))
         if answer.delay_s and target.closing.wait(answer.delay_s):
             return
@@ -138,6 +143,7 @@ class HTTPTarget:
     def __init__(self, *, tls: ssl.SSLContext | None = None) -> None:
         self.tls = tls
         self.lock = threading.Lock()
+        self.arrived = threading.Condition(self.lock)  # notified at each request received
         self.closing = threading.Event()
         self.answers: dict[str, Answer] = {}
         self.received: list[Received] = []
@@ -152,6 +158,18 @@ class HTTPTarget:
     def url(self, path: str = "/") -> str:
         scheme = "https" if self.tls else "http"
         return f"{scheme}://127.0.0.1:{self.port}{path}"
+
+    def wait_for(self, probe: Callable[[list[Received]], T], what: str, timeout: float = 30.0) -> T:
+        """The first truthy value of ``probe(received)``, tried at once and at each request received
+        (under the lock: a quick function of the list); fail naming ``what`` after ``timeout`` s."""
+        with self.arrived:
+            value = self.arrived.wait_for(lambda: probe(list(self.received)), timeout)
+            if not value:
+                raise AssertionError(
+                    f"timed out after {timeout} s waiting for {what}; received {len(self.received)} requests: "
+                    + ", ".join(f"{r.method} {r.path}" for r in self.received)
+                )
+            return value
 
     def answer(self, path: str, answer: Answer | None = None, **fields: Any) -> None:
         """Answer requests to ``path`` (query ignored) with ``answer`` or ``Answer(**fields)``."""

@@ -22,7 +22,8 @@ FILE = STEADY.replace(
         escalation_policy: default
         routes:
           - {match: {group: database}, escalation_policy: dba}
-      - {key: prometheus, name: Prometheus, kind: alertmanager, token: "${ALERTMANAGER_TOKEN}", escalation_policy: default}
+      - {key: prometheus, name: Prometheus, kind: alertmanager, token: "${ALERTMANAGER_TOKEN}",
+         escalation_policy: default}
       - {key: grafana, name: Grafana, kind: grafana, token: "${GRAFANA_TOKEN}", escalation_policy: default}
     components:
 """,

@@ -16,7 +16,7 @@ T = datetime(2026, 12, 4, 12, tzinfo=UTC)
 def send(kind, token, body, at=T):
     """What `pulse serve` does with a request, then what the loop and a worker do."""
     assert record.record(token, kind, formats.parse(kind, body), at)
-    [(source_id, since)] = due.claim(at)
+    [(source_id, _)] = due.claim(at)
     return apply.apply(source_id, at)
 
 

@@ -32,7 +32,8 @@ def test_pruning_deletes_a_source_the_file_no_longer_names(sources):
     [
         (("escalation_policy: dba}", "escalation_policy: nobody}"),
          "alert_sources[0].routes[0].escalation_policy names 'nobody', which is not in escalation_policies"),
-        (("kind: grafana", "kind: loki"), "alert_sources[2].kind: Input should be 'events', 'alertmanager' or 'grafana'"),
+        (("kind: grafana", "kind: loki"),
+         "alert_sources[2].kind: Input should be 'events', 'alertmanager' or 'grafana'"),
         (('"${GRAFANA_TOKEN}"', "short"), "alert_sources[2].token: a token is 32 to 128 letters, digits, '-' or '_'"),
         (("${GRAFANA_TOKEN}", "${EVENTS_TOKEN}"), "two alert sources have the same token"),
         (("key: prometheus", "key: app"), "alert_sources: alert source key 'app' appears twice"),

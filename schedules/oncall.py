@@ -2,14 +2,17 @@
 consuming `oncall`: one sends each alert's escalation when its level's wait ends
 (`pulse.oncall.due`), the other each alert source whose events wait to be applied
 (`pulse.sources.due`); each minute, a tick sends again the escalations that are overdue, and the
-events no message will apply any more."""
+events no message will apply any more; another reminds whoever acknowledged an alert still open
+(`pulse.oncall.reminders`)."""
 
 import logging
 
+from actors.notifications import send
 from actors.oncall import alert_events, escalate
 from pulse.models import utcnow
-from pulse.oncall import due
+from pulse.oncall import due, reminders
 from pulse.rabbitmq import PRIORITY_URGENT
+from pulse.rabbitmq.publish import send_all
 from pulse.recurring import loop
 from pulse.recurring.ticks import tick
 from pulse.sources import due as sources
@@ -53,3 +56,11 @@ def redrive_tick() -> None:
             "%d alert source(s) with events waiting more than %s: handed to a worker again (sources %s).",
             len(waiting), sources.OVERDUE, ", ".join(str(i) for i in waiting[:20]),
         )  # fmt: skip
+
+
+@tick("oncall", "* * * * *")
+def remind_tick() -> None:
+    sent = reminders.due(utcnow())
+    send_all([send.message_with_options(args=(i,), broker_priority=PRIORITY_URGENT) for i in sent])
+    if sent:
+        logger.info("Sent %d acknowledgement reminder(s).", len(sent))

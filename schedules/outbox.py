@@ -1,10 +1,13 @@
 """Every minute, send the events a crash left unsent (see `pulse.events`), and the notifications
-no message will deliver any more (see `pulse.notifications.sweep`)."""
+no message will deliver any more (see `pulse.notifications.sweep`); and tell the channels again of
+the incidents still open of components that repeat while down (`pulse.components.repeats`)."""
 
 import logging
 
 from actors.notifications import send
 from pulse import events
+from pulse.components import repeats
+from pulse.models import utcnow
 from pulse.notifications import sweep as notifications
 from pulse.rabbitmq.publish import send_all
 from pulse.recurring.ticks import tick
@@ -19,3 +22,11 @@ def sweep_tick() -> None:
     if stale:
         send_all([send.message(notification_id) for notification_id in stale])
         logger.warning("Sent %d notification(s) again that no message would deliver any more.", len(stale))
+
+
+@tick("notifications", "* * * * *")
+def repeat_tick() -> None:
+    written = repeats.due(utcnow())
+    events.publish(written)
+    if written:
+        logger.info("%d incident(s) still open: their channels are told again.", len(written))

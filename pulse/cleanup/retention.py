@@ -77,6 +77,8 @@ def tables(dead_letters: timedelta) -> list[Table]:
         Table("notification", "created_at", "id", "notifications", _ORGANIZATION,
               "t.status IN ('sent', 'failed', 'cancelled')"),
         Table("oncall_alert", "resolved_at", "id", "oncall_alerts", _ORGANIZATION, scope="t.status = 'resolved'"),
+        Table("alert_event", "received_at", "id", "events",
+              "JOIN alert_source s ON s.id = t.source_id JOIN organization g ON g.id = s.organization_id", "t.applied"),
         Table("event", "created_at", "id", "events", _ORGANIZATION,
               "t.sent_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM notification n WHERE n.event_id = t.id)"
               " AND NOT EXISTS (SELECT 1 FROM oncall_alert a WHERE a.event_id = t.id)"),

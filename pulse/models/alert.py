@@ -13,7 +13,7 @@ TRIGGERED, ACKNOWLEDGED, RESOLVED, EXHAUSTED = "triggered", "acknowledged", "res
 class OnCallAlert(BaseModel):
     """The paging of one incident (unique), or of one alert of a source (its ``dedup_key``: at most
     one open per key): ``title`` says what it is about; ``policy`` is the component's escalation policy frozen
-    as it was when the alert opened (``{key, name, levels, repeat, contact}``, as
+    as it was when the alert opened (``{key, name, levels, repeat, contact, ack_reminder_seconds}``, as
     `pulse.models.EscalationPolicy` holds them). ``level`` and ``round`` (from 1) are what was paged
     last; ``next_escalation_at`` is when the next level is due, while the alert is triggered;
     ``escalation_sent_at`` is when the loop sent its escalation. ``event`` is the alert's page
@@ -42,6 +42,7 @@ class OnCallAlert(BaseModel):
     acknowledged_via = CharField(max_length=16, null=True)
     acknowledged_at = DateTimeTZField(null=True)
     resolved_at = DateTimeTZField(null=True)
+    reminders = IntegerField(default=0)  # reminders sent since the acknowledgement (`pulse.oncall.reminders`)
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 

@@ -34,6 +34,7 @@ class Component(BaseModel):
     consecutive_failures = IntegerField(default=0)
     consecutive_successes = IntegerField(default=0)
     escalation_policy = ForeignKeyField(EscalationPolicy, null=True, on_delete="SET NULL")  # pages for its incidents
+    repeat_seconds = IntegerField(null=True)  # re-notify the channels this often while its incident is open
     escalation_policy_id: int | None
     extract = JSONField(default=dict)  # value name -> JSON path into the body, e.g. "[BODY].db.latency_ms"
     last_checked_at = DateTimeTZField(null=True)  # scheduled time of the latest check applied to the status

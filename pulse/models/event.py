@@ -9,8 +9,10 @@ STATUS_CHANGED = "component.status_changed"
 INCIDENT_OPENED = "incident.opened"
 INCIDENT_RESOLVED = "incident.resolved"
 ONCALL_EXHAUSTED = "oncall.exhausted"  # an on-call alert no one acknowledged: for the organization's channels
-EVENT_TYPES = (STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED)
+COMPONENT_STILL_DOWN = "component.still_down"  # a repeat while an incident stays open: for the channels
+EVENT_TYPES = (STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED, COMPONENT_STILL_DOWN)
 ONCALL_PAGE = "oncall.page"  # an on-call alert's pages are its notifications; never broadcast
+ONCALL_REMINDER = "oncall.reminder"  # an acknowledged alert still open, to whoever acknowledged it
 
 # Whom a broadcast of an event tells (`Event.audience`): every matching channel and subscriber, the
 # organization's channels only, or no one (the domain that wrote the event addressed its

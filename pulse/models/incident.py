@@ -1,4 +1,4 @@
-from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, TextField
+from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, IntegerField, TextField
 
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.component import Component
@@ -25,6 +25,7 @@ class Incident(BaseModel):
     automatic = BooleanField(default=False)
     started_at = DateTimeTZField(default=utcnow)
     resolved_at = DateTimeTZField(null=True)
+    repeats = IntegerField(default=0)  # repeat notifications sent while it is open (`pulse.components.repeats`)
 
 
 class IncidentUpdate(BaseModel):

@@ -59,5 +59,6 @@ class EscalationPolicy(BaseModel):
     levels = JSONField()
     repeat = IntegerField(default=0)
     contact = ArrayField(TextField)
+    ack_reminder_seconds = IntegerField(null=True)  # remind whoever acknowledged, this often until resolved
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)

@@ -7,7 +7,15 @@ from typing import Any
 
 from pulse.components import status
 from pulse.models import utcnow
-from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED, ONCALL_PAGE, STATUS_CHANGED
+from pulse.models.event import (
+    COMPONENT_STILL_DOWN,
+    INCIDENT_OPENED,
+    INCIDENT_RESOLVED,
+    ONCALL_EXHAUSTED,
+    ONCALL_PAGE,
+    ONCALL_REMINDER,
+    STATUS_CHANGED,
+)
 from pulse.notifications.channels.notice import CRITICAL, INFO, RESOLVED, WARNING, Notice
 from pulse.notifications.channels.text import status_name
 
@@ -64,7 +72,16 @@ def render(
             status=incident.get("impact") if opened else status.OPERATIONAL,
             url=url,
         )
-    if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED):
+    if kind == COMPONENT_STILL_DOWN:
+        title = incident.get("title") or f"{component} incident"
+        started = _time(incident.get("started_at")) or since
+        impact = status_name(incident.get("impact")).lower()
+        return Notice(
+            kind=kind, title=f"Still down: {title}", summary=f"{component}: {impact} for {_for(started)}, still.",
+            organization=organization, since=started, severity=CRITICAL, event_id=event_id, component=component,
+            status=incident.get("impact"), url=url,
+        )  # fmt: skip
+    if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED, ONCALL_REMINDER):
         return _oncall(event_id, kind, payload, organization, url, linked=linked)
     return Notice(
         kind=kind, title=kind, summary=str(payload.get("summary", "")), organization=organization, since=since,
@@ -75,8 +92,8 @@ def render(
 def _oncall(
     event_id: int, kind: str, payload: dict[str, Any], organization: str, url: str | None, *, linked: bool
 ) -> Notice:
-    """A page (what is down, for how long, how to acknowledge: with its link when ``linked``), or
-    an alert no one acknowledged."""
+    """A page (what is down, for how long, how to acknowledge: with its link when ``linked``), an
+    alert no one acknowledged, or a reminder to whoever acknowledged one that it is still open."""
     incident = payload.get("incident") or {}
     source = payload.get("source")  # an alert a source sent in, rather than an incident's
     if source:
@@ -92,6 +109,13 @@ def _oncall(
     if kind == ONCALL_PAGE:
         headline = f"PAGE: {title}"
         summary = f"{component}: {what} for {_for(started)}. {ack}"
+    elif kind == ONCALL_REMINDER:
+        acknowledged = _time(payload.get("acknowledged_at")) or started
+        headline = f"Reminder: {title}"
+        summary = (
+            f"{component}: {what} for {_for(started)}. You acknowledged it {_for(acknowledged)} ago and it is "
+            f"still not resolved. When it is: pulse oncall resolve {payload.get('alert')}"
+        )
     else:
         headline = f"No one acknowledged: {title}"
         summary = (

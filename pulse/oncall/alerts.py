@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 _INCIDENT = """
     SELECT i.organization_id, i.component_id, i.title, i.impact, i.started_at, i.resolved_at,
-           c.key, c.name, p.key, p.name, p.levels, p.repeat, p.contact
+           c.key, c.name, p.key, p.name, p.levels, p.repeat, p.contact, p.ack_reminder_seconds
       FROM incident i
       JOIN component c ON c.id = i.component_id
       JOIN escalation_policy p ON p.id = c.escalation_policy_id
@@ -70,7 +70,7 @@ def open_alert(incident_id: int, now: datetime, settings: Settings | None = None
         if row is None:
             return Outcome()
         organization_id, component_id, title, impact, started_at, resolved_at, component_key, component = row[:8]
-        policy_key, policy_name, levels, repeat, contact = row[8:]
+        policy_key, policy_name, levels, repeat, contact, ack_reminder_seconds = row[8:]
         existing = OnCallAlert.get_or_none(OnCallAlert.incident == incident_id)
         if existing is not None:
             return Outcome(notifications=_unsent(existing))
@@ -81,7 +81,8 @@ def open_alert(incident_id: int, now: datetime, settings: Settings | None = None
             "incident": {"id": incident_id, "title": title, "impact": impact, "started_at": started_at.isoformat()},
             "component": {"key": component_key, "name": component},
         }
-        policy = {"key": policy_key, "name": policy_name, "levels": levels, "repeat": repeat, "contact": contact}
+        policy = {"key": policy_key, "name": policy_name, "levels": levels, "repeat": repeat, "contact": contact,
+                  "ack_reminder_seconds": ack_reminder_seconds}  # fmt: skip
         origin = {"incident": incident_id, "component": component_id}
         return _open(organization_id, origin, title, f"{title} ({component})", payload, policy, now, settings)
 
@@ -108,7 +109,7 @@ def frozen_policy(organization_id: int, key: str) -> dict[str, Any] | None:
     policy = EscalationPolicy.get_or_none(EscalationPolicy.organization == organization_id, EscalationPolicy.key == key)
     if policy is None:
         return None
-    fields = ("key", "name", "levels", "repeat", "contact")
+    fields = ("key", "name", "levels", "repeat", "contact", "ack_reminder_seconds")
     return {field: getattr(policy, field) for field in fields}
 
 

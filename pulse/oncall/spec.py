@@ -21,6 +21,7 @@ rest of it (`pulse.configfile`); a component pages through the policy it names.
           - {targets: [{person: dave}, {schedule: secondary}], wait: 10m}
         repeat: 2                      # run the whole policy again up to N more times (0-9)
         contact: [sms, push, email]    # the channels a page uses, for each person paged
+        ack_reminder: 2h               # optional: remind whoever acknowledged, until it is resolved
     components:
       - {key: api, escalation_policy: default, ...}
 
@@ -61,6 +62,9 @@ else:
 
 Wait = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=1), timedelta(hours=24)))
+]
+Reminder = Annotated[
+    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=5), timedelta(days=7)))
 ]
 
 
@@ -204,6 +208,7 @@ class EscalationPolicySpec(Strict):
     levels: list[LevelSpec] = Field(min_length=1, max_length=20)
     repeat: int = Field(0, ge=0, le=9)
     contact: list[Contact] = Field(default_factory=lambda: list(CONTACTS), min_length=1)
+    ack_reminder: Reminder | None = None
 
     @field_validator("contact")
     @classmethod
@@ -313,6 +318,7 @@ def sync(
             "levels": policy.stored_levels(),
             "repeat": policy.repeat,
             "contact": policy.contact,
+            "ack_reminder_seconds": round(policy.ack_reminder.total_seconds()) if policy.ack_reminder else None,
         }
         _upsert(EscalationPolicy, organization_id, policy.key, fields)
     deleted = 0

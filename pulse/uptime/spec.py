@@ -7,6 +7,7 @@ and their maintenance windows; written with the rest of the file (`pulse.configf
         url: https://api.acme.example/health
         interval: 30s
         conditions: ["[STATUS] == 200", "[BODY].status == UP"]
+        repeat_while_down: 1h          # optional: tell the channels again, every hour, while it is down
 
 A component of type ``heartbeat`` is pinged rather than checked: `pulse.heartbeats.spec`.
 """
@@ -32,6 +33,9 @@ _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 Interval = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=15), timedelta(hours=24)))
+]
+Repeat = Annotated[
+    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=5), timedelta(days=7)))
 ]
 Timeout = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=1), timedelta(seconds=60)))
@@ -68,6 +72,7 @@ class ComponentSpec(Strict):
     extract: dict[str, str] = Field(default_factory=dict, max_length=20)
     maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
     escalation_policy: Slug | None = None  # pages the on-call responder for its incidents (pulse.oncall.spec)
+    repeat_while_down: Repeat | None = None  # re-notify the channels this often while an incident is open
     period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next two
     grace: heartbeats.Duration | None = None
     token: Annotated[str, AfterValidator(heartbeats.token)] | None = Field(None, repr=False)
@@ -189,6 +194,7 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         "paused": spec.paused,
         "extract": spec.extract,
         "escalation_policy": policy,
+        "repeat_seconds": round(spec.repeat_while_down.total_seconds()) if spec.repeat_while_down else None,
     }
     if current is None:
         # next_check_at stays empty: the scheduler gives it a first slot within seconds.

@@ -11,6 +11,8 @@ from pulse.cleanup import partitions, retention, rollups
 from pulse.cleanup import run as cleanup_run
 from pulse.db import db
 from pulse.models import (
+    AlertEvent,
+    AlertSource,
     CleanupRun,
     ComponentRollup,
     Event,
@@ -175,6 +177,27 @@ def test_notifications_events_and_alerts_go_when_they_are_over(acme, component):
     report = clean()
     assert (found(report, "oncall_alert").rows, found(report, "event").rows) == (1, 1)  # the alert, then its event
     assert Incident.select().count() == 1 and alert.id not in {a.id for a in OnCallAlert.select()}
+
+
+def test_alert_events_go_once_applied_and_past_the_events_retention(acme):
+    source = AlertSource.create(organization=acme, key="app", name="App", kind="events", token_sha256=b"s" * 32,
+                                routes=[{"match": {}, "policy": "default"}])  # fmt: skip
+
+    def arrived(at, applied):
+        fields = {
+            "action": "trigger",
+            "dedup_key": "k",
+            "summary": "s",
+            "severity": "info",
+            "labels": {},
+            "details": {},
+        }
+        return AlertEvent.create(source=source, received_at=at, applied=applied, **fields).id
+
+    kept = {arrived(NOW - 89 * DAY, True), arrived(NOW - 91 * DAY, False)}  # young; not applied yet
+    arrived(NOW - 91 * DAY, True)
+    assert found(clean(), "alert_event").rows == 1
+    assert {e.id for e in AlertEvent.select()} == kept
 
 
 def test_batches_go_on_past_the_rows_they_keep(acme, component, monkeypatch):

@@ -187,6 +187,23 @@ def test_status_shows_the_last_ping_and_the_next_deadline(monitor):
     assert TOKEN not in result.stdout
 
 
+def test_status_shows_a_cron_monitors_expression_and_time_zone_after_its_deadline(monitor):
+    import json
+
+    from tests.support.cli import pulse
+
+    monitor(cron="0 3 * * *", zone="Europe/Berlin", grace_s=600)
+    ping.record(TOKEN, "success", b"", utcnow() - timedelta(minutes=10))
+    due.claim(utcnow())
+    result = pulse("status", COLUMNS="200")
+    assert result.returncode == 0, result.stderr
+    line = result.stdout.splitlines()[1]
+    assert line.split()[:6] == "acme/backup Backup OPERATIONAL 10m ago due".split()
+    assert line.split(", ", 1)[1].split("  ")[0] == "cron 0 3 * * * Europe/Berlin"
+    (shown,) = json.loads(pulse("status", "--json").stdout)
+    assert (shown["cron"], shown["time_zone"]) == ("0 3 * * *", "Europe/Berlin")
+
+
 def test_the_file_declares_a_monitor_and_keeps_only_its_tokens_digest(database):
     from pulse import configfile
 

@@ -21,7 +21,8 @@ def status(organization: str | None, as_json: bool) -> None:
     """Each component (of ORGANIZATION, a slug, if given): status, last check, last response time,
     uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
     open incident. A heartbeat monitor shows its last ping and its next deadline instead of its
-    last check and response time."""
+    last check and response time, and after the deadline its cron expression and time zone if it
+    has them."""
     from pulse.models import utcnow
     from pulse.uptime.overview import overview
 
@@ -80,6 +81,8 @@ def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
     if r["type"] == "HEARTBEAT":
         checked = r["last_ping_at"] and datetime.fromisoformat(r["last_ping_at"])
         response = r["deadline_at"] and "due " + until(datetime.fromisoformat(r["deadline_at"]), now)
+        if r["cron"]:
+            response = f"{response or 'no deadline'}, cron {r['cron']} {r['time_zone']}"
     shown = status_text(r)
     if narrow:
         shown.plain = shown.plain.replace(r["status"], SHORT_STATUSES.get(r["status"], r["status"]))

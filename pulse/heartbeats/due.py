@@ -1,47 +1,55 @@
 """Which heartbeat monitors are due: those with pings waiting to be applied, and those whose
 deadline passed, claimed by the claim-and-send loop (`schedules/uptime.py`).
 
-A claim moves a passed deadline on by whole periods past now, so a monitor silent for a long time
-(or while no worker ran) is one missed deadline per period, never a burst: it sends the latest
-deadline missed. It claims only what is due (a deadline is missed once it has passed, not before).
+A claim locks the monitors due (``FOR UPDATE SKIP LOCKED``), reckons for each, in Python, the
+latest deadline it missed by now and its next deadline after now (`pulse.heartbeats.deadlines`: a
+cron expression's runs cannot be reckoned in SQL), and writes the next ones, in the caller's
+transaction. So a monitor silent for a long time (or while no worker ran) is one missed deadline per
+run expected, never a burst: a claim sends the latest deadline missed, and the next one is that of
+the next run. It claims only what is due (a deadline is missed once it has passed, not before).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pulse.db import db
+from pulse.heartbeats import deadlines
 
-# Claimed: ((component id, the latest deadline missed or None), when it came due).
-CLAIM = """
-WITH due AS (
-    SELECT component_id, deadline_at, pending_at FROM heartbeat_monitor
-    WHERE pending_at <= %(now)s OR deadline_at <= %(now)s
-    ORDER BY least(pending_at, deadline_at)
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    SELECT due.component_id, due.pending_at,
-           due.deadline_at + make_interval(secs => h.period_seconds * floor(
-               extract(epoch FROM %(now)s - due.deadline_at) / h.period_seconds)) AS missed
-    FROM due JOIN heartbeat_monitor h ON h.component_id = due.component_id
-    WHERE due.deadline_at <= %(now)s
-    UNION ALL
-    SELECT component_id, pending_at, NULL FROM due WHERE deadline_at IS NULL OR deadline_at > %(now)s
-)
-UPDATE heartbeat_monitor h
-SET pending_at = NULL,
-    deadline_at = coalesce(claimed.missed + make_interval(secs => h.period_seconds), h.deadline_at)
-FROM claimed
-WHERE h.component_id = claimed.component_id
-RETURNING h.component_id, claimed.missed, least(claimed.pending_at, claimed.missed)
+DUE = """
+SELECT component_id, pending_at, deadline_at, period_seconds, cron, time_zone, grace_seconds, last_ping_at,
+       last_start_at
+FROM heartbeat_monitor
+WHERE pending_at <= %(now)s OR deadline_at <= %(now)s
+ORDER BY least(pending_at, deadline_at)
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED
+"""
+MOVE = """
+UPDATE heartbeat_monitor h SET pending_at = NULL, deadline_at = moved.deadline_at
+FROM unnest(%s::bigint[], %s::timestamptz[]) AS moved (component_id, deadline_at)
+WHERE h.component_id = moved.component_id
 """
 
 
 def claim(horizon: datetime, limit: int = 1000) -> list[tuple[tuple[int, datetime | None], datetime]]:
-    """Claim the monitors due by ``horizon``: ((component id, deadline missed or None), due time)."""
-    rows = db.execute_sql(CLAIM, {"now": horizon, "limit": limit}).fetchall()
-    return [((component_id, missed), due) for component_id, missed, due in rows]
+    """Claim the monitors due by ``horizon``: ((component id, deadline missed or None), due time)
+    of each with pings waiting or a deadline missed. A monitor whose deadline passed but whose state
+    has no missed deadline by then (a start since followed by its success) only moves on."""
+    claimed = []
+    ids, following = [], []
+    for component_id, pending_at, deadline_at, *expected, grace_s, last_ping, last_start in db.execute_sql(
+        DUE, {"now": horizon, "limit": limit}
+    ).fetchall():
+        runs, grace = deadlines.runs(*expected), timedelta(seconds=grace_s)
+        missed = deadlines.missed(runs, grace, last_ping, last_start, horizon, since=deadline_at)
+        ids.append(component_id)
+        following.append(deadlines.following(runs, grace, last_ping, last_start, horizon))
+        if pending_at is not None or missed is not None:
+            claimed.append(((component_id, missed), min(at for at in (pending_at, missed) if at is not None)))
+    if ids:
+        db.execute_sql(MOVE, (ids, following))
+    return claimed
 
 
 def next_due() -> datetime | None:

@@ -1,7 +1,8 @@
 """A ping, as the inbound service (`pulse serve`) hands it over: recorded in one statement, with
-PostgreSQL alone (never RabbitMQ), so no ping is lost while RabbitMQ is away. What it means for the
-component's status is left to a worker (`pulse.heartbeats.apply`), which the claim-and-send loop
-sends as soon as the ping is committed."""
+PostgreSQL alone (never RabbitMQ), so no ping is lost while RabbitMQ is away. The monitor's next
+deadline is left to the claim-and-send loop (`pulse.heartbeats.due`), and what the ping means for
+the component's status to the worker it sends (`pulse.heartbeats.apply`), as soon as the ping is
+committed."""
 
 from __future__ import annotations
 
@@ -13,17 +14,21 @@ from pulse.heartbeats.spec import digest
 BODY_LIMIT = 10 * 1024  # bytes of a ping's body kept; the rest is ignored, never refused
 KINDS = ("success", "start", "fail")
 
-# The monitor's last ping (a success or a failure moves the deadline to it plus the period and the
-# grace, and waits to be applied) or last start (recorded only), and the ping row, in one statement;
-# no row at all for an unknown token.
+# The ping row, and the monitor's state, in one statement; no row at all for an unknown token. A
+# success or a failure is the monitor's last ping, clears the run started before it, and waits to be
+# applied; its next deadline is the claim's to reckon (`pulse.heartbeats.due`), in Python, as a cron
+# expression's cannot be in SQL. A start (unless older than the last ping: a request overtaken by a
+# later one) is the run in progress, due to finish within the grace: the deadline moves to that if
+# earlier. Its row is applied already (it changes no status).
 RECORD = """
 WITH monitor AS (
     UPDATE heartbeat_monitor h
-    SET last_start_at = CASE WHEN %(start)s THEN %(now)s ELSE h.last_start_at END,
+    SET last_start_at = CASE WHEN NOT %(start)s THEN CASE WHEN h.last_start_at > %(now)s THEN h.last_start_at END
+                             WHEN h.last_ping_at >= %(now)s THEN h.last_start_at
+                             ELSE greatest(h.last_start_at, %(now)s) END,
         last_ping_at = CASE WHEN %(start)s THEN h.last_ping_at ELSE greatest(h.last_ping_at, %(now)s) END,
-        deadline_at = CASE WHEN %(start)s THEN h.deadline_at
-                           ELSE greatest(h.last_ping_at, %(now)s)
-                                + make_interval(secs => h.period_seconds + h.grace_seconds) END,
+        deadline_at = CASE WHEN NOT %(start)s OR h.last_ping_at >= %(now)s THEN h.deadline_at
+                           ELSE least(h.deadline_at, %(now)s + make_interval(secs => h.grace_seconds)) END,
         pending_at = CASE WHEN %(start)s THEN h.pending_at ELSE coalesce(h.pending_at, %(now)s) END
     WHERE h.token_sha256 = %(token)s
     RETURNING h.component_id

@@ -1,11 +1,13 @@
-"""A heartbeat monitor in the configuration file: a component of type ``heartbeat``, with the
-period its job pings at, the grace after it, and its ping token (`pulse.uptime.spec` reads these).
+"""A heartbeat monitor in the configuration file: a component of type ``heartbeat``, with when its
+job pings (every ``period``, or after each match of a ``cron`` expression in a ``time_zone``), the
+grace after it, and its ping token (`pulse.uptime.spec` reads these).
 
     components:
       - key: nightly-backup
         name: Nightly backup
         type: heartbeat
-        period: 1d
+        cron: "0 3 * * *"
+        time_zone: Europe/Berlin
         grace: 1h
         token: ${BACKUP_PING_TOKEN}
 
@@ -18,20 +20,34 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 from pydantic import AfterValidator, BeforeValidator
 
 from pulse.db import db
+from pulse.heartbeats import deadlines
 from pulse.spec import parse_duration, within
 
 SHORTEST, LONGEST = timedelta(seconds=60), timedelta(days=365)  # a period's and a grace's bounds, as healthchecks'
-# A heartbeat's defaults: healthchecks' period and grace; one missed deadline (or failed run) is
-# down, one ping back is up.
-DEFAULTS = {"period": "1d", "grace": "1h", "failure_threshold": 1, "success_threshold": 1}
+# A heartbeat's defaults: healthchecks' grace; one missed deadline (or failed run) is down, one ping
+# back is up. Its period or cron expression it must give.
+DEFAULTS = {"grace": "1h", "failure_threshold": 1, "success_threshold": 1}
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{32,128}")
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration), AfterValidator(within(SHORTEST, LONGEST))]
+Cron = Annotated[str, AfterValidator(deadlines.cron)]
+TimeZone = Annotated[str, AfterValidator(deadlines.time_zone)]
+
+
+class Monitor(NamedTuple):
+    """A heartbeat monitor as the file declares it, as its row keeps it: one of ``period_seconds``
+    and ``cron``."""
+
+    token: str
+    period_seconds: int | None
+    cron: str | None
+    time_zone: str
+    grace_seconds: int
 
 
 def token(value: str) -> str:
@@ -46,27 +62,34 @@ def digest(value: str) -> bytes:
     return hashlib.sha256(value.encode()).digest()
 
 
+CURRENT = """
+SELECT period_seconds, cron, time_zone, grace_seconds, last_ping_at, last_start_at
+FROM heartbeat_monitor WHERE component_id = %s FOR UPDATE
+"""
 UPSERT = """
-INSERT INTO heartbeat_monitor (component_id, token_sha256, period_seconds, grace_seconds)
-VALUES (%(id)s, %(token)s, %(period)s, %(grace)s)
+INSERT INTO heartbeat_monitor (component_id, token_sha256, period_seconds, cron, time_zone, grace_seconds)
+VALUES (%(id)s, %(token)s, %(period)s, %(cron)s, %(time_zone)s, %(grace)s)
 ON CONFLICT (component_id) DO UPDATE
-SET token_sha256 = EXCLUDED.token_sha256, period_seconds = EXCLUDED.period_seconds,
-    grace_seconds = EXCLUDED.grace_seconds,
-    deadline_at = CASE WHEN (heartbeat_monitor.period_seconds, heartbeat_monitor.grace_seconds)
-                            = (EXCLUDED.period_seconds, EXCLUDED.grace_seconds)
-                       THEN heartbeat_monitor.deadline_at
-                       ELSE heartbeat_monitor.last_ping_at
-                            + make_interval(secs => EXCLUDED.period_seconds + EXCLUDED.grace_seconds) END
+SET token_sha256 = EXCLUDED.token_sha256, period_seconds = EXCLUDED.period_seconds, cron = EXCLUDED.cron,
+    time_zone = EXCLUDED.time_zone, grace_seconds = EXCLUDED.grace_seconds,
+    deadline_at = CASE WHEN %(moved)s THEN %(deadline)s ELSE heartbeat_monitor.deadline_at END
 """
 
 
-def sync(component_id: int, monitor: tuple[str, timedelta, timedelta] | None) -> None:
-    """Make the component a heartbeat monitor with this (token, period, grace), or none, in the
-    caller's transaction. A new period or grace moves the deadline to the last ping's plus both."""
+def sync(component_id: int, monitor: Monitor | None) -> None:
+    """Make the component this heartbeat monitor, or none, in the caller's transaction. A new
+    period, cron expression, time zone or grace moves the deadline to the first one they give
+    after the last ping (or the run started)."""
     if monitor is None:
         db.execute_sql("DELETE FROM heartbeat_monitor WHERE component_id = %s", (component_id,))
         return
-    value, period, grace = monitor
-    params = {"id": component_id, "token": digest(value), "period": round(period.total_seconds()),
-              "grace": round(grace.total_seconds())}  # fmt: skip
+    expected = monitor.period_seconds, monitor.cron, monitor.time_zone
+    current = db.execute_sql(CURRENT, (component_id,)).fetchone()
+    moved, deadline = False, None
+    if current is not None and tuple(current[:4]) != (*expected, monitor.grace_seconds):
+        runs, grace = deadlines.runs(*expected), timedelta(seconds=monitor.grace_seconds)
+        moved, deadline = True, deadlines.first(runs, grace, *current[4:])
+    params = {"id": component_id, "token": digest(monitor.token), "period": monitor.period_seconds,
+              "cron": monitor.cron, "time_zone": monitor.time_zone, "grace": monitor.grace_seconds, "moved": moved,
+              "deadline": deadline}  # fmt: skip
     db.execute_sql(UPSERT, params)

@@ -1,6 +1,6 @@
 """The overview `pulse status` shows: each component's status, last check (a heartbeat monitor's
-last ping and next deadline), open incident and uptime over 24 hours, 7 days and 30 days, in one
-query."""
+last ping, next deadline, and cron expression and time zone if it has them), open incident and
+uptime over 24 hours, 7 days and 30 days, in one query."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ SELECT o.slug, c.key, c.name, c.type, c.status, c.status_since, c.paused, c.last
        (floor(10000.0 * u.up_24h / nullif(u.checks_24h, 0)) / 100)::float8,
        (floor(10000.0 * u.up_7d / nullif(u.checks_7d, 0)) / 100)::float8,
        (floor(10000.0 * u.up_30d / nullif(u.checks_30d, 0)) / 100)::float8,
-       h.last_ping_at, h.deadline_at
+       h.last_ping_at, h.deadline_at, h.cron, h.time_zone
 FROM component c
 JOIN organization o ON o.id = c.organization_id
 LEFT JOIN incident i ON i.component_id = c.id AND i.resolved_at IS NULL
@@ -105,6 +105,8 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
         uptime_30d,
         pinged,
         deadline,
+        cron,
+        zone,
     ) in _read(now or utcnow(), organization):
         rows.append(
             {
@@ -123,6 +125,8 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
                 "uptime_30d": uptime_30d,
                 "last_ping_at": pinged and pinged.isoformat(),  # a heartbeat monitor's, and the next
                 "deadline_at": deadline and deadline.isoformat(),
+                "cron": cron,  # a heartbeat monitor's on cron, and its time zone
+                "time_zone": cron and zone,
             }
         )
     return rows

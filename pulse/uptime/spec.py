@@ -73,7 +73,9 @@ class ComponentSpec(Strict):
     maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
     escalation_policy: Slug | None = None  # pages the on-call responder for its incidents (pulse.oncall.spec)
     repeat_while_down: Repeat | None = None  # re-notify the channels this often while an incident is open
-    period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next two
+    period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next four
+    cron: heartbeats.Cron | None = None
+    time_zone: heartbeats.TimeZone | None = None
     grace: heartbeats.Duration | None = None
     token: Annotated[str, AfterValidator(heartbeats.token)] | None = Field(None, repr=False)
 
@@ -129,15 +131,22 @@ class ComponentSpec(Strict):
             raise ValueError("an endpoint needs a url")
         if self.type == "heartbeat" and (self.url or not self.token):
             raise ValueError("a heartbeat needs a token and has no url")
-        if self.type != "heartbeat" and (self.period or self.grace or self.token):
-            raise ValueError("only a heartbeat has a period, a grace and a token")
+        if self.type == "heartbeat" and (self.period is None) == (self.cron is None):
+            raise ValueError("a heartbeat needs either a period or a cron expression (cron), not both")
+        if self.time_zone is not None and self.cron is None:
+            raise ValueError("a time_zone goes with a cron expression (cron); a period needs none")
+        if self.type != "heartbeat" and (self.period or self.cron or self.grace or self.token):
+            raise ValueError("only a heartbeat has a period, a cron expression, a grace and a token")
         return self
 
-    def monitor(self) -> tuple[str, timedelta, timedelta] | None:
-        """A heartbeat's (token, period, grace); None for another type."""
-        if self.type != "heartbeat" or not self.token or not self.period or not self.grace:
+    def monitor(self) -> heartbeats.Monitor | None:
+        """A heartbeat's monitor; None for another type."""
+        if self.type != "heartbeat" or not self.token or not self.grace:
             return None
-        return self.token, self.period, self.grace
+        period = None if self.period is None else round(self.period.total_seconds())
+        return heartbeats.Monitor(
+            self.token, period, self.cron, self.time_zone or "UTC", round(self.grace.total_seconds())
+        )
 
 
 def sync(

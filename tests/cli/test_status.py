@@ -82,6 +82,8 @@ def test_json_keeps_its_keys_and_adds_uptime(components):
         "uptime_30d",
         "last_ping_at",
         "deadline_at",
+        "cron",
+        "time_zone",
     ]
     assert uptime(api) == (75.0, 66.66, 75.0)
 

@@ -8,7 +8,7 @@ import requests
 from pulse.components.status import MAJOR_OUTAGE, OPERATIONAL
 from pulse.heartbeats import ping
 from pulse.models import Component, HeartbeatMonitor, HeartbeatPing, Incident
-from tests.heartbeats.conftest import TOKEN
+from tests.heartbeats.conftest import TOKEN, reasons
 from tests.support.serve import running
 from tests.support.wait import wait_for
 
@@ -60,3 +60,13 @@ def test_a_ping_over_http_recovers_a_monitor_through_a_worker(monitor, service, 
     assert requests.post(service.url(f"/ping/{TOKEN}/0"), timeout=10).text == "OK"
     wait_for(lambda: Component.get_by_id(component.id).status == OPERATIONAL, "the monitor up", timeout=20)
     wait_for(lambda: Incident.get().resolved_at is not None, "its incident resolved")
+
+
+def test_a_run_started_over_http_and_never_finished_sends_the_monitor_down_through_a_worker(monitor, service, workers):
+    component = monitor(period_s=3600, grace_s=1)  # the next run in an hour: only the start can be missed
+    assert requests.post(service.url(f"/ping/{TOKEN}/start"), timeout=10).text == "OK"
+    workers("--queues", "uptime", threads=1)
+    wait_for(lambda: Component.get_by_id(component.id).status == MAJOR_OUTAGE, "the unfinished run down", timeout=20)
+    assert reasons()[-1].endswith(", no success or failure within the grace (1s)")
+    assert requests.get(service.url(f"/ping/{TOKEN}"), timeout=10).text == "OK"  # it finishes, late
+    wait_for(lambda: Component.get_by_id(component.id).status == OPERATIONAL, "the monitor up", timeout=20)

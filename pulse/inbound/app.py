@@ -51,7 +51,7 @@ async def _refused(request: Request, exc: Exception) -> Response:
     headers = {"Cache-Control": "no-store", **exc.headers}
     if exc.status == 413:  # the body is left unread: the connection cannot carry another request
         headers["Connection"] = "close"
-    return PlainTextResponse(f"{exc.reason.capitalize()}.\n", status_code=exc.status, headers=headers)
+    return PlainTextResponse(f"{exc.reason[:1].upper()}{exc.reason[1:]}.\n", status_code=exc.status, headers=headers)
 
 
 async def _gone(request: Request, exc: Exception) -> Response:

@@ -1,6 +1,6 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
-from pulse.models.alert import OnCallAlert, OnCallTimeline
+from pulse.models.alert import OnCallAlert, OnCallReplyCode, OnCallTimeline
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
 from pulse.models.cleanup import CleanupRun
@@ -46,6 +46,7 @@ __all__ = [
     "Notification",
     "NotificationChannel",
     "OnCallAlert",
+    "OnCallReplyCode",
     "OnCallSchedule",
     "OnCallTimeline",
     "Organization",

@@ -21,9 +21,11 @@ def render(
     url: str | None,
     *,
     link: str | None = None,
+    reply_code: str | None = None,
 ) -> Notice:
     """The `Notice` for an event row (its type and payload as `pulse.components.changes` writes them).
-    A notification's own ``link`` (a page's acknowledgement link), when it has one, is its link."""
+    A notification's own ``link`` (a page's acknowledgement link), when it has one, is its link; its
+    ``reply_code`` (an SMS page's), when it has one, is what a reply acknowledges with."""
     linked, url = link is not None, link or url
     component = (payload.get("component") or {}).get("name")
     incident = payload.get("incident") or {}
@@ -65,7 +67,7 @@ def render(
             url=url,
         )
     if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED):
-        return _oncall(event_id, kind, payload, organization, url, linked=linked)
+        return _oncall(event_id, kind, payload, organization, url, linked=linked, reply_code=reply_code)
     return Notice(
         kind=kind, title=kind, summary=str(payload.get("summary", "")), organization=organization, since=since,
         severity=INFO, event_id=event_id, component=component, url=url,
@@ -73,16 +75,26 @@ def render(
 
 
 def _oncall(
-    event_id: int, kind: str, payload: dict[str, Any], organization: str, url: str | None, *, linked: bool
+    event_id: int,
+    kind: str,
+    payload: dict[str, Any],
+    organization: str,
+    url: str | None,
+    *,
+    linked: bool,
+    reply_code: str | None,
 ) -> Notice:
-    """A page (what is down, for how long, how to acknowledge: with its link when ``linked``), or
-    an alert no one acknowledged."""
+    """A page (what is down, for how long, how to acknowledge: by replying ``reply_code`` when it
+    has one, with its link when ``linked``), or an alert no one acknowledged."""
     component = (payload.get("component") or {}).get("name")
     incident = payload.get("incident") or {}
     title = incident.get("title") or f"{component} incident"
     started = _time(incident.get("started_at")) or utcnow()
     command = f"pulse oncall ack {payload.get('alert')}"
-    ack = f"Acknowledge with the link, or: {command}" if linked else f"Acknowledge: {command}"
+    if reply_code:
+        ack = f"Reply {reply_code} to acknowledge{', or use the link' if linked else ''}, or: {command}"
+    else:
+        ack = f"Acknowledge with the link, or: {command}" if linked else f"Acknowledge: {command}"
     if kind == ONCALL_PAGE:
         headline = f"PAGE: {title}"
         summary = f"{component}: {status_name(incident.get('impact')).lower()} for {_for(started)}. {ack}"

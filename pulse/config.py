@@ -79,6 +79,9 @@ class Settings:
     serve_metrics_port: TCP port of its Prometheus endpoint (``/metrics``), on the same host.
     serve_request_deadline_s: seconds a request to it has to arrive whole (a slow client's cut).
     serve_max_connections: connections it keeps open at once; one more is answered 503 and closed.
+    serve_public_url: the address the outside reaches `pulse serve` at, ``https://host[:port]`` (its
+      TLS proxy's): Twilio's signatures are made over it (`pulse.oncall.smshook`); when it and the
+      Twilio credentials are set, SMS pages ask for a reply code.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -117,6 +120,7 @@ class Settings:
     serve_metrics_port: int = 9192
     serve_request_deadline_s: float = 10.0
     serve_max_connections: int = 64
+    serve_public_url: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -306,6 +310,19 @@ def _bool(raw: str) -> bool:
     raise ValueError(f"{raw!r} is not a boolean (use true or false)")
 
 
+def _origin(raw: str) -> str:
+    """An origin: ``scheme://host[:port]``, no path beyond ``/``, no query, no fragment, no credentials;
+    returned without a trailing slash."""
+    example = "https://hooks.example.com"
+    _url(("http", "https"), example)(raw)
+    parts = urlsplit(raw)
+    if parts.path not in ("", "/") or "?" in raw or "#" in raw:
+        raise ValueError(f"give the address alone, without a path, query or fragment (expected {example})")
+    if "@" in parts.netloc:
+        raise ValueError(f"the address must not carry credentials (expected {example})")
+    return raw.rstrip("/")
+
+
 def _secret(length: int) -> Callable[[str], str]:
     def parse(raw: str) -> str:
         if len(raw) < length:
@@ -362,6 +379,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "serve_metrics_port": _number(1, 65535, "the port"),
     "serve_request_deadline_s": _number(0.5, 300, "the deadline in seconds", whole=False),
     "serve_max_connections": _number(1, 100_000, "the number of connections"),
+    "serve_public_url": _origin,
 }
 
 

@@ -40,6 +40,7 @@ TABLES = (
     "metric_rollup",
     "extracted_rollup",
     "calculated_rollup",
+    "oncall_reply_code",
     "oncall_timeline",
     "oncall_alert",
     "escalation_policy",

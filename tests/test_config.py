@@ -35,6 +35,7 @@ def test_it_reads_every_variable():
             "PULSE_NOTIFY_TIMEOUT_S": "2.5",
             "PULSE_ALLOW_PRIVATE_TARGETS": "false",
             "PULSE_ALLOW_LINK_LOCAL_TARGETS": "true",
+            "PULSE_SERVE_PUBLIC_URL": "https://hooks.acme.example:8443/",
         }
     )
     assert settings.vhost == "prod"
@@ -47,6 +48,7 @@ def test_it_reads_every_variable():
     assert settings.notify_timeout_s == 2.5
     assert (settings.allow_private_targets, settings.allow_link_local_targets) == (False, True)
     assert settings.rabbitmq_api_url == "https://u:p@rabbit.example:15672"
+    assert settings.serve_public_url == "https://hooks.acme.example:8443"  # the trailing slash dropped
 
 
 @pytest.mark.parametrize(
@@ -78,6 +80,11 @@ def test_it_reads_every_variable():
         ("PULSE_BROKER_URL", "stub://,amqp://b:5672/", "stub:// stands alone"),
         ("PULSE_BROKER_URL", " , ", "no URL"),
         ("PULSE_QUEUE_TYPE", "stream", "'stream' is not one of classic, quorum"),
+        ("PULSE_SERVE_PUBLIC_URL", "hooks.acme.example", "not a valid URL"),
+        ("PULSE_SERVE_PUBLIC_URL", "https://hooks.acme.example/pulse", "without a path, query or fragment"),
+        ("PULSE_SERVE_PUBLIC_URL", "https://hooks.acme.example/?", "without a path, query or fragment"),
+        ("PULSE_SERVE_PUBLIC_URL", "https://hooks.acme.example#x", "without a path, query or fragment"),
+        ("PULSE_SERVE_PUBLIC_URL", "https://u:p@hooks.acme.example", "must not carry credentials"),
     ],
 )
 def test_it_rejects_a_bad_value_naming_the_variable(name, value, reason):

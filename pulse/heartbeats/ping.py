@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pulse.db import db
-from pulse.heartbeats.spec import digest
+from pulse.inbound.tokens import digest
 
 BODY_LIMIT = 10 * 1024  # bytes of a ping's body kept; the rest is ignored, never refused
 KINDS = ("success", "start", "fail")

@@ -17,8 +17,6 @@ database, keeps the URL the job pings. Pulse keeps only its SHA-256.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from datetime import timedelta
 from typing import Annotated, NamedTuple
 
@@ -26,13 +24,13 @@ from pydantic import AfterValidator, BeforeValidator
 
 from pulse.db import db
 from pulse.heartbeats import deadlines
+from pulse.inbound.tokens import digest
 from pulse.spec import parse_duration, within
 
 SHORTEST, LONGEST = timedelta(seconds=60), timedelta(days=365)  # a period's and a grace's bounds, as healthchecks'
 # A heartbeat's defaults: healthchecks' grace; one missed deadline (or failed run) is down, one ping
 # back is up. Its period or cron expression it must give.
 DEFAULTS = {"grace": "1h", "failure_threshold": 1, "success_threshold": 1}
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{32,128}")
 
 Duration = Annotated[timedelta, BeforeValidator(parse_duration), AfterValidator(within(SHORTEST, LONGEST))]
 Cron = Annotated[str, AfterValidator(deadlines.cron)]
@@ -48,18 +46,6 @@ class Monitor(NamedTuple):
     cron: str | None
     time_zone: str
     grace_seconds: int
-
-
-def token(value: str) -> str:
-    """A ping token: 32 to 128 letters, digits, ``-`` or ``_`` (it is a part of a URL's path)."""
-    if not _TOKEN.fullmatch(value):
-        raise ValueError("a ping token is 32 to 128 letters, digits, '-' or '_'")
-    return value
-
-
-def digest(value: str) -> bytes:
-    """What Pulse keeps of a token, and looks a ping up by."""
-    return hashlib.sha256(value.encode()).digest()
 
 
 CURRENT = """

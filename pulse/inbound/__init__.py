@@ -6,6 +6,7 @@
   outside them.
 - `protocol`: uvicorn's HTTP/1.1 protocol with a deadline on each request's arrival (slow clients).
 - `tokens`: a write route authenticated by a token of its own, rate-limited per token.
+- `twilio`: Twilio's webhook signature (``X-Twilio-Signature``) and TwiML answers.
 - `limits`: the per-token rate limiter (token buckets, per process).
 - `telemetry`: the service's Prometheus metrics and their endpoint.
 - `server`: the uvicorn server: listening sockets, bounds, graceful stop.

@@ -53,7 +53,7 @@ async def _refused(request: Request, exc: Exception) -> Response:
         headers["Connection"] = "close"
     if exc.body is not None:
         return JSONResponse(exc.body, status_code=exc.status, headers=headers)
-    return PlainTextResponse(f"{exc.reason.capitalize()}.\n", status_code=exc.status, headers=headers)
+    return PlainTextResponse(f"{exc.reason[:1].upper()}{exc.reason[1:]}.\n", status_code=exc.status, headers=headers)
 
 
 async def _gone(request: Request, exc: Exception) -> Response:

@@ -28,10 +28,10 @@ class TokenBuckets:
         self.burst = burst
         self.size = size
         self.clock = clock
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key: (level, when)
+        self._buckets: OrderedDict[str | bytes, tuple[float, float]] = OrderedDict()  # key: (level, when)
         self._lock = threading.Lock()
 
-    def take(self, key: str) -> float:
+    def take(self, key: str | bytes) -> float:
         """Take one from ``key``'s bucket: 0 when allowed, else the seconds until one is back."""
         now = self.clock()
         with self._lock:

@@ -98,7 +98,7 @@ def token_route(
         token = params.pop("token", None) or bearer(request)
         if not TOKEN.fullmatch(token):
             raise RefusedError(404, "not a token")
-        wait = buckets.take(digest(token).hex())
+        wait = buckets.take(digest(token))
         if wait:
             raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
         body = await read_body(request, max_body_bytes)

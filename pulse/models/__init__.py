@@ -1,6 +1,6 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
-from pulse.models.alert import OnCallAlert, OnCallTimeline
+from pulse.models.alert import OnCallAlert, OnCallReplyCode, OnCallTimeline
 from pulse.models.alert_source import AlertEvent, AlertSource
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
@@ -49,6 +49,7 @@ __all__ = [
     "Notification",
     "NotificationChannel",
     "OnCallAlert",
+    "OnCallReplyCode",
     "OnCallSchedule",
     "OnCallTimeline",
     "Organization",

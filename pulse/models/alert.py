@@ -5,6 +5,8 @@ from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.component import Component
 from pulse.models.event import Event
 from pulse.models.incident import Incident
+from pulse.models.notification import Notification
+from pulse.models.oncall import Person
 from pulse.models.organization import Organization
 
 TRIGGERED, ACKNOWLEDGED, RESOLVED, EXHAUSTED = "triggered", "acknowledged", "resolved", "exhausted"
@@ -68,3 +70,27 @@ class OnCallTimeline(BaseModel):
 
     class Meta:
         table_name = "oncall_timeline"
+
+
+class OnCallReplyCode(BaseModel):
+    """The code an SMS page asks a reply with (`pulse.oncall.replies`): sent to ``phone`` for
+    ``person``, it acknowledges ``alert`` until ``expires_at`` or the alert's resolution; the reply
+    that used it is Twilio's message ``message_sid``, answered ``answer``."""
+
+    id = BigAutoField()
+    notification = ForeignKeyField(Notification, unique=True, on_delete="CASCADE")
+    notification_id: int
+    alert = ForeignKeyField(OnCallAlert, on_delete="CASCADE")
+    alert_id: int
+    person = ForeignKeyField(Person, on_delete="CASCADE")
+    person_id: int
+    phone = CharField(max_length=16)
+    code = CharField(max_length=8)
+    created_at = DateTimeTZField()
+    expires_at = DateTimeTZField()
+    used_at = DateTimeTZField(null=True)
+    message_sid = CharField(max_length=64, null=True, unique=True)
+    answer = TextField(null=True)
+
+    class Meta:
+        table_name = "oncall_reply_code"

@@ -77,6 +77,7 @@ class Notification(BaseModel):
     kind = CharField(max_length=16)
     destination = TextField()
     link = TextField(null=True)  # the link its message carries instead of the event's (a page's acknowledgement)
+    reply_code = CharField(max_length=8, null=True)  # the code a reply to its message gives (an SMS page's)
     status = CharField(max_length=16, default=PENDING)
     attempts = IntegerField(default=0)
     claimed_by = CharField(max_length=64, null=True)

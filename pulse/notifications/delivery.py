@@ -3,11 +3,12 @@
 `broadcast` creates the rows in one statement (unique per event and destination, so running it
 twice creates them once) and returns the ids to send; whom it tells is the event's ``audience``.
 Rows for named people are written by the domain that addresses them (on-call's pages), with the
-link their message carries; delivery renders what the row and its event carry. `deliver` claims one row with a guarded
-update (pending → sending, or a redelivery of the very message that claimed it, whose worker
-died), paces it against its destination's limit shared by every worker process, calls the
-channel's transport and records the outcome on the row. `send` is one attempt of the `send`
-actor: `deliver`, and a delayed message to itself when the destination asks to wait.
+link and the reply code their message carries; delivery renders what the row and its event carry.
+`deliver` claims one row with a guarded update (pending → sending, or a redelivery of the very
+message that claimed it, whose worker died), paces it against its destination's limit shared by
+every worker process, calls the channel's transport and records the outcome on the row. `send` is
+one attempt of the `send` actor: `deliver`, and a delayed message to itself when the destination
+asks to wait.
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ CLAIM = f"""
         UPDATE notification
            SET status = 'sending', claimed_by = %(by)s, claimed_at = now(), attempts = attempts + 1
          WHERE id = %(id)s AND (status = 'pending' OR (status = 'sending' AND claimed_by = %(by)s))
-     RETURNING id, event_id, organization_id, channel_id, subscriber_id, person_id, kind, link
+     RETURNING id, event_id, organization_id, channel_id, subscriber_id, person_id, kind, link, reply_code
     )
     SELECT n.id, n.kind, n.channel_id, n.subscriber_id, e.id, e.type, e.payload, e.created_at, o.name,
            c.settings, s.address, s.settings, n.person_id,
-           CASE n.kind {_PERSON_ADDRESS} END, n.link
+           CASE n.kind {_PERSON_ADDRESS} END, n.link, n.reply_code
       FROM claimed n
       JOIN event e ON e.id = n.event_id
       JOIN organization o ON o.id = n.organization_id
@@ -223,7 +224,7 @@ def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | N
         logger.info("Notification %s is not pending (sent, failed or being sent): nothing to do.", notification_id)
         return None
     nid, kind, channel_id, subscriber_id, event_id, event_type, payload, created_at, organization = row[:9]
-    channel_settings, address, subscriber_settings, person_id, contact, link = row[9:]
+    channel_settings, address, subscriber_settings, person_id, contact, link, reply_code = row[9:]
     destination = None
     if channel_settings is not None:
         destination = Destination(kind, channel_settings, f"pulse-{nid}", f"c{channel_id}")
@@ -233,7 +234,8 @@ def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | N
         )
     elif contact is not None:  # a person's address, for a notification addressed to them
         destination = Destination(kind, _person_destination(kind, contact), f"pulse-{nid}", f"p{person_id}")
-    notice = render(event_id, event_type, payload, created_at, organization, settings.public_url or None, link=link)
+    url = settings.public_url or None
+    notice = render(event_id, event_type, payload, created_at, organization, url, link=link, reply_code=reply_code)
     return Claim(nid, kind, channel_id, subscriber_id, notice, destination)
 
 

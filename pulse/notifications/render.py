@@ -29,9 +29,11 @@ def render(
     url: str | None,
     *,
     link: str | None = None,
+    reply_code: str | None = None,
 ) -> Notice:
     """The `Notice` for an event row (its type and payload as `pulse.components.changes` writes them).
-    A notification's own ``link`` (a page's acknowledgement link), when it has one, is its link."""
+    A notification's own ``link`` (a page's acknowledgement link), when it has one, is its link; its
+    ``reply_code`` (an SMS page's), when it has one, is what a reply acknowledges with."""
     linked, url = link is not None, link or url
     component = (payload.get("component") or {}).get("name")
     incident = payload.get("incident") or {}
@@ -82,7 +84,7 @@ def render(
             status=incident.get("impact"), url=url,
         )  # fmt: skip
     if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED, ONCALL_REMINDER):
-        return _oncall(event_id, kind, payload, organization, url, linked=linked)
+        return _oncall(event_id, kind, payload, organization, url, linked=linked, reply_code=reply_code)
     return Notice(
         kind=kind, title=kind, summary=str(payload.get("summary", "")), organization=organization, since=since,
         severity=INFO, event_id=event_id, component=component, url=url,
@@ -90,10 +92,18 @@ def render(
 
 
 def _oncall(
-    event_id: int, kind: str, payload: dict[str, Any], organization: str, url: str | None, *, linked: bool
+    event_id: int,
+    kind: str,
+    payload: dict[str, Any],
+    organization: str,
+    url: str | None,
+    *,
+    linked: bool,
+    reply_code: str | None,
 ) -> Notice:
-    """A page (what is down, for how long, how to acknowledge: with its link when ``linked``), an
-    alert no one acknowledged, or a reminder to whoever acknowledged one that it is still open."""
+    """A page (what is down, for how long, how to acknowledge: by replying ``reply_code`` when it
+    has one, with its link when ``linked``), an alert no one acknowledged, or a reminder to whoever
+    acknowledged one that it is still open."""
     incident = payload.get("incident") or {}
     source = payload.get("source")  # an alert a source sent in, rather than an incident's
     if source:
@@ -105,7 +115,10 @@ def _oncall(
         started, what = _time(incident.get("started_at")), status_name(incident.get("impact")).lower()
     started = started or utcnow()
     command = f"pulse oncall ack {payload.get('alert')}"
-    ack = f"Acknowledge with the link, or: {command}" if linked else f"Acknowledge: {command}"
+    if reply_code:
+        ack = f"Reply {reply_code} to acknowledge{', or use the link' if linked else ''}, or: {command}"
+    else:
+        ack = f"Acknowledge with the link, or: {command}" if linked else f"Acknowledge: {command}"
     if kind == ONCALL_PAGE:
         headline = f"PAGE: {title}"
         summary = f"{component}: {what} for {_for(started)}. {ack}"

@@ -62,7 +62,7 @@ def routes(settings: Settings) -> list[BaseRoute]:
             form = parse_qs(request.url.query)
         token = (form.get("t") or [""])[0]
         if request.method == "POST" and token:
-            wait = buckets.take(digest(token).hex())
+            wait = buckets.take(digest(token))
             if wait:
                 raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
         return await run_in_threadpool(_answer, settings, request.method, token)

@@ -36,7 +36,7 @@ from pulse.models import AlertSource, EscalationPolicy, Event, Notification, OnC
 from pulse.models.alert import ACKNOWLEDGED, EXHAUSTED, RESOLVED, TRIGGERED
 from pulse.models.event import ADDRESSED, CHANNELS_ONLY, ONCALL_EXHAUSTED, ONCALL_PAGE
 from pulse.models.notification import CANCELLED, PENDING
-from pulse.oncall import paging, tokens
+from pulse.oncall import paging, replies, tokens
 from pulse.spec import show_duration
 
 logger = logging.getLogger(__name__)
@@ -243,6 +243,7 @@ def _page(
         steps += [_step(alert, now, "skipped", note, level=level, round_=round_) for note in notes]
         if pages:
             ids = _notify(alert, level, round_, pages, _links(alert, pages, now, settings))
+            replies.make(alert.id, ids, now, settings)  # SMS pages ask for a reply code
             steps += [
                 _step(alert, now, "paged", f"{p.name} by {c}", level=level, round_=round_, person=p.person, channel=c)
                 for p in pages

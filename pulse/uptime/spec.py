@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from pulse.heartbeats import spec as heartbeats
+from pulse.inbound.tokens import secret
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, header, http_url, parse_duration, span, within
 from pulse.uptime import conditions
@@ -77,7 +78,7 @@ class ComponentSpec(Strict):
     cron: heartbeats.Cron | None = None
     time_zone: heartbeats.TimeZone | None = None
     grace: heartbeats.Duration | None = None
-    token: Annotated[str, AfterValidator(heartbeats.token)] | None = Field(None, repr=False)
+    token: Annotated[str, AfterValidator(secret)] | None = Field(None, repr=False)
 
     @model_validator(mode="before")
     @classmethod

@@ -3,7 +3,7 @@ file allows), and what a test reads of them."""
 
 import pytest
 
-from pulse.heartbeats.spec import digest
+from pulse.inbound.tokens import digest
 from pulse.models import Component, Event, HeartbeatMonitor, Organization
 from pulse.models.event import STATUS_CHANGED
 

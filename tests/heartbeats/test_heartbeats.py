@@ -8,7 +8,7 @@ import pytest
 
 from pulse.components.status import MAJOR_OUTAGE, OPERATIONAL
 from pulse.heartbeats import apply, due, ping
-from pulse.heartbeats.spec import digest
+from pulse.inbound.tokens import digest
 from pulse.models import Component, Event, HeartbeatMonitor, HeartbeatPing, Incident, utcnow
 from tests.heartbeats.conftest import TOKEN, reasons, row
 from tests.support.wait import wait_for

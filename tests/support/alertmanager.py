@@ -53,13 +53,12 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import requests
 import yaml
 
-from tests.support.daemon import Daemon, check, require
+from tests.support.daemon import Daemon, Harness, check, require
 from tests.support.worker import free_port
 
 __all__ = ["Alertmanager", "require"]
@@ -73,7 +72,7 @@ def duration(seconds: float) -> str:
     return f"{round(seconds * 1000)}ms"
 
 
-class Alertmanager:
+class Alertmanager(Harness):
     """``with Alertmanager(webhook_url, bearer_token=token) as alertmanager:`` a real Alertmanager
     at ``alertmanager.url`` sending its notifications to ``webhook_url``.
 
@@ -87,6 +86,8 @@ class Alertmanager:
       send_resolved: the webhook's ``send_resolved``.
       webhook: more keys of the ``webhook_config`` (``max_alerts``...), over the ones above.
     """
+
+    name = "Alertmanager"
 
     def __init__(
         self,
@@ -161,15 +162,3 @@ class Alertmanager:
             self.daemon.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
         return died
-
-    def __enter__(self) -> Alertmanager:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if error is not None and self.daemon is not None:
-            error.add_note(self.daemon.report("While the test ran with Alertmanager at " + self.url))
-        died = self.close()
-        if died and error is None:
-            raise RuntimeError(died)

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
 import pytest
 import requests
@@ -113,3 +115,29 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+class Harness:
+    """What a daemon's harness is as a context manager: on a failure inside it, the daemon's log
+    tail is added to the error; on leaving, `close`, and a daemon that had exited on its own is an
+    error of its own. A harness sets ``name``, ``url`` and ``daemon`` and gives `close`."""
+
+    name: str
+    url: str
+    daemon: Daemon | None
+
+    def close(self) -> str | None:
+        """Stop the daemon and remove what it made; a report if it had exited on its own."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if error is not None and self.daemon is not None:
+            error.add_note(self.daemon.report(f"While the test ran with {self.name} at {self.url}"))
+        died = self.close()
+        if died and error is None:
+            raise RuntimeError(died)

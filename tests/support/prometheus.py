@@ -13,14 +13,13 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests
 import yaml
 
-from tests.support.daemon import Daemon, check
+from tests.support.daemon import Daemon, Harness, check
 from tests.support.jsonapi import JsonApi
 from tests.support.target import HTTPTarget
 from tests.support.worker import free_port
@@ -28,7 +27,7 @@ from tests.support.worker import free_port
 SCRAPE_S = 1  # seconds between scrapes: a value the test sets is seen within about two
 
 
-class Prometheus:
+class Prometheus(Harness):
     """``with Prometheus() as prometheus: prometheus.set("pulse_test_latency_ms", a=120, b=80)``.
 
     Starts an exporter (a local HTTP target serving /metrics) and a Prometheus scraping it every
@@ -45,6 +44,8 @@ class Prometheus:
     Alertmanager. A startup that fails raises with the end of its log; so does leaving the
     ``with`` after it died on its own, and a failure in the ``with`` gets that log as a note.
     """
+
+    name = "Prometheus"
 
     def __init__(self, *, rules: Sequence[Mapping[str, Any]] = (), alertmanager: str | None = None) -> None:
         self.exporter = HTTPTarget().__enter__()
@@ -152,18 +153,6 @@ class Prometheus:
         self.exporter.__exit__(None, None, None)
         shutil.rmtree(self.directory, ignore_errors=True)
         return died
-
-    def __enter__(self) -> Prometheus:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if error is not None and self.daemon is not None:
-            error.add_note(self.daemon.report("While the test ran with Prometheus at " + self.url))
-        died = self.close()
-        if died and error is None:
-            raise RuntimeError(died)
 
 
 class PrometheusApi(JsonApi):

@@ -72,7 +72,7 @@ def check_now(
         for text in texts:
             unknown = sorted(conditions.parse(text).placeholders - kind.placeholders)
             if unknown:
-                raise ValueError(f"{text}: {', '.join(unknown)} is not a placeholder of a {kind.name} check")
+                raise ValueError(f"{text}: {', '.join(unknown)} is not a placeholder of {kind.name} checks")
     except conditions.ConditionError as e:
         fail(str(e), code=2)
     except LookupError as e:

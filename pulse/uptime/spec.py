@@ -146,7 +146,7 @@ class ComponentSpec(http.Fields, tcp.Fields, Strict):
         kind = KINDS[self.kind]
         own = set(kind.fields.model_fields)
         problems = [
-            f"{name} is not a field of a {kind.name} check (it is one of a {other.name} check's)"
+            f"{name} is a field of {other.name} checks, not of {kind.name} ones (kind: {other.name})"
             for other in KINDS.values()
             if other is not kind
             for name in other.fields.model_fields
@@ -157,7 +157,7 @@ class ComponentSpec(http.Fields, tcp.Fields, Strict):
             unknown = sorted(conditions.parse(text).placeholders - kind.placeholders)
             if unknown:
                 problems.append(
-                    f"conditions[{index}]: {', '.join(unknown)} is not a placeholder of a {kind.name} check"
+                    f"conditions[{index}]: {', '.join(unknown)} is not a placeholder of {kind.name} checks"
                     f" (use {', '.join(sorted(kind.placeholders))})"
                 )
         if problems:

@@ -27,10 +27,10 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
 from pulse.models import utcnow
 from pulse.net import AddressPolicy, AddressRefused, Response
@@ -84,12 +84,15 @@ def host(value: str) -> str:
     return value
 
 
+Payload = Annotated[str, StringConstraints(strip_whitespace=False)]  # "PING\r\n" is sent as written
+
+
 class Fields(Strict):
     """A tcp check's fields in the configuration file."""
 
     host: str | None = Field(None, max_length=253)
     port: int | None = Field(None, ge=1, le=65535)
-    send: str | None = Field(None, min_length=1, max_length=MAX_SEND)
+    send: Payload | None = Field(None, min_length=1, max_length=MAX_SEND)
     tls: bool = False
     verify: bool = True
 

@@ -3,6 +3,8 @@
 import dataclasses
 import json
 import os
+import shutil
+import subprocess
 
 from tests.support.env import ENV, NAMESPACE
 
@@ -27,6 +29,7 @@ from tests.support.target import HTTPTarget
 from tests.support.vendors import Vendors
 from tests.support.worker import SchedulerProcess, WorkerProcess
 
+CERT_DAYS = 30  # how long the certificates of the test CA are valid
 HEALTHY = json.dumps({"status": "UP", "db": {"latency_ms": 12.5}}).encode()
 
 POOL = 10  # connections the test process may hold at once (tests run a few threads)
@@ -263,3 +266,32 @@ def provider_env(vendors, vapid):
         "PULSE_VAPID_PRIVATE_KEY": vapid,
         "PULSE_VAPID_SUBJECT": "mailto:ops@acme.example",
     }
+
+
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory):
+    """A test CA and a server certificate for 127.0.0.1 and localhost that it signed, valid CERT_DAYS."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is not installed")
+    path = tmp_path_factory.mktemp("tls")
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], cwd=path, check=True, capture_output=True)
+
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+    days = ("-days", str(CERT_DAYS))
+    run("req", "-x509", *ec, *days, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Pulse test CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
+    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    (path / "server.ext").write_text(
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        "basicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature\n"
+        "extendedKeyUsage=serverAuth\n"
+        "authorityKeyIdentifier=keyid\n"
+        "subjectKeyIdentifier=hash\n"
+    )
+    run("x509", "-req", *days, "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-extfile", "server.ext", "-out", "server.pem")  # fmt: skip
+    return path

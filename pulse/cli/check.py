@@ -1,4 +1,9 @@
-"""`pulse check`: run one uptime check now and show each condition's result."""
+"""`pulse check`: run one uptime check now, of any kind, and show each condition's result.
+
+A target given on the command line is named by its kind's flag (`pulse.uptime.kinds`: ``--url``
+for http, ``--tcp`` for tcp) and built by its kind from the options; a configured component is
+checked by its own kind.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,9 @@ from pulse.config import get_settings
 @click.command("check")
 @click.argument("key", required=False)
 @click.option("--url", help="Check this URL instead of a configured component.")
+@click.option("--tcp", help="Connect to this HOST:PORT ([IPv6]:PORT) instead of a configured component.")
+@click.option("--send", help="With --tcp: send this text once connected, and read the reply.")
+@click.option("--tls", is_flag=True, help="With --tcp: TLS on connect, the certificate verified.")
 @click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
 @click.option("--method", default="GET", show_default=True)
 @click.option("--header", "-H", "headers", multiple=True, help="Name: value (repeat for more).")
@@ -21,6 +29,9 @@ from pulse.config import get_settings
 def check_now(
     key: str | None,
     url: str | None,
+    tcp: str | None,
+    send: str | None,
+    tls: bool,
     condition_texts: tuple[str, ...],
     method: str,
     headers: tuple[str, ...],
@@ -29,39 +40,48 @@ def check_now(
 ) -> None:
     """Run one check now and print each condition's result (nothing is recorded).
 
-    KEY names a configured component (ORGANIZATION/KEY when keys repeat); --url with --condition
-    tries conditions on any target, without a database. Exit 0 when every condition passes, 1
+    KEY names a configured component (ORGANIZATION/KEY when keys repeat); --url (or --tcp) with
+    --condition tries conditions on any target, without a database. Exit 0 when every condition passes, 1
     when any fails, 2 on a usage or configuration error.
     """
     from pulse import components
     from pulse.models import utcnow
-    from pulse.net import AddressPolicy, Request
+    from pulse.net import AddressPolicy
     from pulse.uptime import conditions, record
-    from pulse.uptime.check import DEFAULT_CONDITIONS, run
+    from pulse.uptime.kinds import KINDS
 
-    if bool(key) == bool(url):
-        fail("give a component KEY or --url, not both", code=2)
+    named = {"url": url, "tcp": tcp}
+    given = [kind for kind in KINDS.values() if named.get(kind.flag)]
+    if bool(key) + len(given) != 1:
+        flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())
+        fail(f"give a component KEY or a target ({flags}), just one", code=2)
     current = get_settings()
     try:
-        if url:
-            extra = dict(_header(h) for h in headers)
-            texts = list(condition_texts) or list(DEFAULT_CONDITIONS)
-            request = Request(method=method.upper(), url=url, headers=extra, timeout_s=timeout)
+        if given:
+            (kind,) = given
+            options = {"timeout_s": timeout, "method": method, "headers": [_header(h) for h in headers]}
+            target = kind.command_line(str(named[kind.flag]), options | {"send": send, "tls": tls})
+            texts = list(condition_texts) or list(kind.default_conditions)
             extract: dict[str, str] = {}
         else:
             settings()
             loaded = record.load(components.find(str(key)).id, utcnow())
             if loaded is None:
                 raise LookupError(f"component {key!r} was deleted just now")
-            request, texts, extract = loaded.request, loaded.conditions, loaded.extract
+            kind, target, texts, extract = KINDS[loaded.kind], loaded.target, loaded.conditions, loaded.extract
         for text in texts:
-            conditions.parse(text)
+            unknown = sorted(conditions.parse(text).placeholders - kind.placeholders)
+            if unknown:
+                raise ValueError(f"{text}: {', '.join(unknown)} is not a placeholder of {kind.name} checks")
     except conditions.ConditionError as e:
         fail(str(e), code=2)
     except LookupError as e:
         fail(str(e.args[0]), code=2)
-    outcome = run(request, texts, extract, AddressPolicy.from_settings(current))
+    except ValueError as e:
+        fail(str(e), code=2)
+    outcome = kind.run(target, texts, extract, AddressPolicy.from_settings(current))
     report = {
+        "kind": kind.name,
         "success": outcome.success,
         "status": outcome.response.status,
         "response_time_ms": round(outcome.response.response_time_ms),

@@ -6,7 +6,9 @@ from pulse.models.organization import Organization
 
 
 class Component(BaseModel):
-    """Something whose status a status page shows; an ENDPOINT is checked over HTTP.
+    """Something whose status a status page shows; an ENDPOINT is checked by its ``kind``
+    (`pulse.uptime.kinds`): over HTTP (url, method, headers, forward_headers, body) or by
+    another kind, whose fields are in ``target``.
 
     Intervals are in seconds (15 s to 24 h), timeouts in milliseconds.
     """
@@ -18,6 +20,8 @@ class Component(BaseModel):
     name = CharField(max_length=200)
     type = CharField(max_length=16, default="ENDPOINT")
     status = CharField(max_length=32, default="OPERATIONAL")
+    kind = CharField(max_length=16, default="http")  # an endpoint's check kind (pulse.uptime.kinds)
+    target = JSONField(null=True)  # the check's fields, for a kind other than http
     url = TextField(null=True)
     method = CharField(max_length=8, default="GET")
     headers = JSONField(default=dict)

@@ -11,10 +11,10 @@ overhead: `requests` and urllib3 cost four times the CPU of the exchange itself,
 hundreds of checks a second. It sends what `requests` sent (the same URL normalisation, headers,
 basic auth from the URL, redirect rules and cookies between hops).
 
-The address guard lives in `_Exchange.connect`: it resolves the host, checks every resolved address
-against the `AddressPolicy` and connects only to an allowed one, so the address checked is the
-address connected to (DNS rebinding cannot slip past it) and a refused address sees no packet at
-all. Every redirect hop connects through it again.
+The address guard is `pulse.net.dial`: it resolves the host, checks every resolved address against
+the `AddressPolicy` and connects only to an allowed one, so the address checked is the address
+connected to (DNS rebinding cannot slip past it) and a refused address sees no packet at all.
+Every redirect hop connects through it again.
 
 No proxy, ``.netrc`` or other setting from the environment is used: through a proxy the guard
 could not see the address finally connected to.
@@ -23,14 +23,11 @@ could not see the address finally connected to.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import http.client
 import io
-import os
 import re
 import socket
 import ssl
-import threading
 import time
 import urllib.request
 import zlib
@@ -42,6 +39,7 @@ from urllib.parse import urljoin
 import pulse
 from pulse.net import keepalive
 from pulse.net.bodies import read_body
+from pulse.net.dial import Dial, context, expiration_ms
 from pulse.net.policy import AddressPolicy, AddressRefused
 from pulse.net.response import Response
 from pulse.net.urls import URL, FetchError, parse
@@ -202,50 +200,6 @@ def _redirect(
 
 # --- connections -------------------------------------------------------------------------------
 
-_contexts: dict[bool | str, ssl.SSLContext] = {}
-_contexts_lock = threading.Lock()
-
-
-def _context(verify: bool | str) -> ssl.SSLContext:
-    """The TLS context for ``verify``, made once per process (making one costs milliseconds)."""
-    key = verify or False
-    context = _contexts.get(key)
-    if context is None:
-        with _contexts_lock:
-            context = _contexts.get(key)
-            if context is None:
-                context = _contexts[key] = _new_context(key)
-    return context
-
-
-def _new_context(verify: bool | str) -> ssl.SSLContext:
-    if verify is True:
-        context = ssl.create_default_context()
-    elif verify is False:
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    elif os.path.isdir(verify):
-        context = ssl.create_default_context(capath=verify)
-    else:
-        context = ssl.create_default_context(cafile=verify)
-    context.set_alpn_protocols(["http/1.1"])
-    return context
-
-
-@functools.cache
-def _family() -> socket.AddressFamily:
-    """Any family where IPv6 works, else IPv4 only (as urllib3 decides)."""
-    if socket.has_ipv6:
-        try:
-            with socket.socket(socket.AF_INET6) as probe:
-                probe.bind(("::1", 0))
-        except OSError:
-            pass
-        else:
-            return socket.AF_UNSPEC
-    return socket.AF_INET
-
 
 class _Exchange:
     """The state of one `fetch` (one thread uses it): its deadline, the hop's connection and what
@@ -292,17 +246,14 @@ class _Exchange:
 
     def open(self, url: URL, policy: AddressPolicy, verify: bool | str) -> None:
         """Connect to ``url``, with TLS for https."""
-        context = _context(verify) if url.scheme == "https" else None
+        tls = context(verify, alpn="http/1.1") if url.scheme == "https" else None
         sock = self.sock = self.connect(url, policy)
-        if context is not None:
-            sock = self.sock = context.wrap_socket(
-                sock, server_hostname=url.host.rstrip("."), do_handshake_on_connect=False
-            )
+        if tls is not None:
+            host = url.host.rstrip(".")
+            sock = self.sock = tls.wrap_socket(sock, server_hostname=host, do_handshake_on_connect=False)
             sock.settimeout(self.left())
             sock.do_handshake()
-            not_after = (sock.getpeercert() or {}).get("notAfter")
-            if isinstance(not_after, str):
-                self.certificate_expiration_ms = (ssl.cert_time_to_seconds(not_after) - time.time()) * 1000
+            self.certificate_expiration_ms = expiration_ms(sock)
         self.connected = True
 
     def exchange(self, method: str, raw: bytes) -> http.client.HTTPResponse:
@@ -320,40 +271,15 @@ class _Exchange:
         return response
 
     def connect(self, url: URL, policy: AddressPolicy) -> socket.socket:
-        """Connect to the first allowed address of ``url.host``; raise `AddressRefused` if none is.
-
-        Each attempt waits at most until the deadline.
-        """
-        host = self.host = url.host
+        """Connect to the first allowed address of ``url.host`` (`pulse.net.dial`); raise
+        `AddressRefused` if none is. Each attempt waits at most until the deadline."""
+        self.host = url.host
         self.ip, self.connected, self.certificate_expiration_ms = None, False, None
-        refused: AddressRefused | None = None
-        error: OSError | None = None
-        for family, kind, proto, _, address in socket.getaddrinfo(host, url.port, _family(), socket.SOCK_STREAM):
-            ip = str(address[0])
-            try:
-                policy.enforce(host, ip)
-            except AddressRefused as e:
-                self.ip, refused = ip, refused or e
-                continue
-            self.ip = ip
-            sock = socket.socket(family, kind, proto)
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                sock.settimeout(self.left())
-                sock.connect(address)
-            except OSError as e:
-                sock.close()
-                error = e
-                continue
-            self.ip = sock.getpeername()[0]
-            return sock
-        if isinstance(error, TimeoutError):
-            raise FetchError(f"timed out after {self.timeout_s} s connecting to {host}")
-        if error is not None:
-            raise error
-        if refused is not None:
-            raise refused
-        raise OSError(f"{host} resolves to no address")
+        dial = Dial(url.host, url.port)
+        try:
+            return dial.open(policy, self.left, self.timeout_s)
+        finally:
+            self.ip = dial.ip
 
     def finish(self, reusable: bool) -> None:
         """End the request: keep the connection for the next one if it asked to and it can be
@@ -451,7 +377,7 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
             body = read_body(response)
             reusable = not response.will_close and _read_to_the_end(response)
     except _ERRORS as e:
-        error = _describe(e, exchange)
+        error = describe(e, exchange.host, exchange.timeout_s)
     finally:
         elapsed_ms = (time.perf_counter() - started) * 1000
         exchange.finish(reusable)
@@ -472,9 +398,9 @@ def _read_to_the_end(response: http.client.HTTPResponse) -> bool:
     return response.isclosed() or (not response.chunked and response.length == 0)
 
 
-def _describe(error: Exception, exchange: _Exchange) -> str:
-    """A short text for what went wrong, naming the host but no credentials or query string."""
-    host, timeout = exchange.host, exchange.timeout_s
+def describe(error: Exception, host: str, timeout: float) -> str:
+    """A short text for what went wrong with a connection to ``host`` (``timeout`` in seconds),
+    naming the host but no credentials or query string."""
     if isinstance(error, (FetchError, AddressRefused)):
         return str(error)
     if isinstance(error, socket.gaierror):

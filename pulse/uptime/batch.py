@@ -1,11 +1,11 @@
 """A batch of checks, from the slots a message names to the events their results wrote.
 
-The components are read in one query, their requests run at once on a pool of threads that only
-make requests (`CONCURRENT_CHECKS` per process, started on first use in the worker process), and
-their results are written in one transaction (most of them in one statement), so RabbitMQ,
-dramatiq and PostgreSQL's round trips and commit are paid once a batch, not once a check. Each
-check is still recorded once per component and slot: a redelivered batch checks only the slots it
-finds unrecorded.
+The components are read in one query, their checks (of any kind: `pulse.uptime.kinds`) run at
+once on a pool of threads that only make checks (`CONCURRENT_CHECKS` per process, started on
+first use in the worker process), and their results are written in one transaction (most of
+them in one statement), so RabbitMQ, dramatiq and PostgreSQL's round trips and commit are paid
+once a batch, not once a check. Each check is still recorded once per component and slot: a
+redelivered batch checks only the slots it finds unrecorded.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from pulse.db import db
 from pulse.net import AddressPolicy
 from pulse.uptime import record
 from pulse.uptime.check import CheckResult
-from pulse.uptime.check import run as run_check
 
 logger = logging.getLogger(__name__)
 
-CONCURRENT_CHECKS = 256  # requests in flight per worker process: 16 threads of full batches never wait
+CONCURRENT_CHECKS = 256  # checks in flight per worker process: 16 threads of full batches never wait
 
 
 def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
@@ -49,8 +48,8 @@ def _run(due: list[record.Loaded]) -> list[CheckResult]:
     """Each check's result: in this thread for one, at once on the request pool for several."""
     policy = _policy()
     if len(due) == 1:
-        return [run_check(due[0].request, due[0].conditions, due[0].extract, policy)]
-    futures = [_requests().submit(run_check, d.request, d.conditions, d.extract, policy) for d in due]
+        return [due[0].run(policy)]
+    futures = [_requests().submit(d.run, policy) for d in due]
     return [future.result() for future in futures]
 
 

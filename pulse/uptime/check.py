@@ -1,7 +1,9 @@
-"""One uptime check: request the component's URL and judge the answer by its conditions.
+"""What one uptime check found, whatever its kind: `judge` evaluates the conditions (and
+extractions) on the `Response` a kind's check observed and returns the `CheckResult` that
+`pulse.uptime.record` writes down. Each kind (`pulse.uptime.kinds`) makes its own exchange
+(an HTTP request, a TCP connection…) and hands what it saw to `judge`.
 
-Pure of the database: `run` takes what to request and the conditions, and returns an `CheckResult`;
-`pulse.uptime.record` writes it down.
+Pure of the database.
 """
 
 from __future__ import annotations
@@ -12,11 +14,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pulse.components.status import DEGRADED, MAJOR_OUTAGE, OPERATIONAL
-from pulse.models import utcnow
-from pulse.net import AddressPolicy, Request, Response, fetch
+from pulse.net import Response
 from pulse.uptime import conditions
-
-DEFAULT_CONDITIONS = ("[STATUS] < 400",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,11 +40,13 @@ class CheckResult:
         return "; ".join(failed) if failed else "all conditions passed"
 
 
-def run(request: Request, condition_texts: list[str], extract: dict[str, str], policy: AddressPolicy) -> CheckResult:
-    """Make the request and evaluate the conditions (and extractions) on what came back."""
-    started_at = utcnow()
-    response, error = fetch(request, policy)
-    parsed = [conditions.parse(text) for text in condition_texts or DEFAULT_CONDITIONS]
+def judge(
+    started_at: datetime, response: Response, error: str | None, condition_texts: Sequence[str], extract: dict[str, str]
+) -> CheckResult:
+    """The result of a check started at ``started_at`` that observed ``response`` (and ``error``,
+    why its exchange did not complete, or None): each condition evaluated on it, and each
+    extraction's number (a JSON path into the body, by name) when the exchange completed."""
+    parsed = [conditions.parse(text) for text in condition_texts]
     results = [conditions.evaluate(c, response) for c in parsed]
     failed = [c.response_time_only for c, r in zip(parsed, results, strict=True) if not r.success]
     extracted = {}
@@ -63,7 +64,7 @@ def observed(failed_response_time_only: Sequence[bool], error: str | None) -> st
 
     Parameters:
       failed_response_time_only: for each failed condition, whether it tests only [RESPONSE_TIME].
-      error: why the HTTP exchange did not complete (refused, timed out…), or None.
+      error: why the exchange did not complete (refused, timed out…), or None.
     """
     if error is not None:
         return MAJOR_OUTAGE

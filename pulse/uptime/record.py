@@ -19,28 +19,34 @@ from pulse.components import changes
 from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.db import db
 from pulse.models import utcnow
-from pulse.net import Request
+from pulse.net import AddressPolicy
 from pulse.uptime.check import CheckResult
+from pulse.uptime.kinds import KINDS, Stored
 
 
 @dataclasses.dataclass(frozen=True)
 class Loaded:
-    """What a check needs of its component, read in one query before the request is made."""
+    """What a check needs of its component, read in one query before the check is made."""
 
     component: Snapshot
     checkable: bool  # an endpoint, not paused
-    request: Request
+    kind: str  # its check kind, a name of `pulse.uptime.kinds.KINDS`
+    target: Any  # what its kind's check connects to (`Kind.target`): a `pulse.net.Request` for http
     conditions: list[str]
     extract: dict[str, str]
     last_checked_at: datetime | None
     recorded: bool  # this slot is recorded already (a redelivered message)
 
+    def run(self, policy: AddressPolicy) -> CheckResult:
+        """Check the component now, by its kind (no database)."""
+        return KINDS[self.kind].run(self.target, self.conditions, self.extract, policy)
+
 
 # One row per (id, slot) pair of the arrays, numbered from 1 in their order; none for a deleted component.
 LOAD = f"""
 SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
-       c.type = 'ENDPOINT' AND NOT c.paused, c.method, c.url, c.headers, c.forward_headers, c.body, c.timeout_ms,
-       c.conditions, c.extract, c.last_checked_at,
+       c.type = 'ENDPOINT' AND NOT c.paused, c.kind, c.method, c.url, c.headers, c.forward_headers, c.body,
+       c.timeout_ms, c.target, c.conditions, c.extract, c.last_checked_at,
        EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot), s.n
 FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[]) WITH ORDINALITY AS s (id, slot, n)
 JOIN component c ON c.id = s.id
@@ -66,11 +72,14 @@ def load_all(checks: Sequence[tuple[int, datetime]], *, lock: bool = False) -> l
 
 def _loaded(values: Sequence[Any]) -> Loaded:
     snapshot = Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
-    checkable, method, url, headers, forward, body, timeout_ms, texts, extract, last_checked_at, recorded = values[11:]
+    checkable, kind, method, url, headers, forward, body, timeout_ms, target = values[11:20]
+    texts, extract, last_checked_at, recorded = values[20:]
+    stored = Stored(method, url, headers or {}, forward, body, timeout_ms / 1000, target)
     return Loaded(
         component=snapshot,
         checkable=checkable,
-        request=Request(method, url or "", headers or {}, body, timeout_ms / 1000, forward_headers=forward),
+        kind=kind,
+        target=KINDS[kind].target(stored),
         conditions=texts,
         extract=extract or {},
         last_checked_at=last_checked_at,

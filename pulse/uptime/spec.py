@@ -8,6 +8,11 @@ and their maintenance windows; written with the rest of the file (`pulse.configf
         interval: 30s
         conditions: ["[STATUS] == 200", "[BODY].status == UP"]
         repeat_while_down: 1h          # optional: tell the channels again, every hour, while it is down
+      - {key: db, name: Database, kind: tcp, host: db.internal, port: 5432, interval: 30s,
+         conditions: ["[CONNECTED] == true", "[RESPONSE_TIME] < 300"]}
+
+An endpoint's ``kind`` (http by default) says how it is checked and which fields it has beside
+these: `pulse.uptime.kinds`.
 
 A component of type ``heartbeat`` is pinged rather than checked: `pulse.heartbeats.spec`.
 """
@@ -24,12 +29,10 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
-from pulse.spec import Slug, Strict, header, http_url, parse_duration, span, within
+from pulse.spec import Slug, Strict, parse_duration, span, within
 from pulse.uptime import conditions
-from pulse.uptime.check import DEFAULT_CONDITIONS
+from pulse.uptime.kinds import KINDS, http, tcp
 
-METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 Interval = Annotated[
@@ -54,18 +57,22 @@ class Maintenance(Strict):
         return self
 
 
-class ComponentSpec(Strict):
+class ComponentSpec(http.Fields, tcp.Fields, Strict):
+    """A component. An endpoint is checked by its check ``kind`` (`pulse.uptime.kinds`), whose
+    fields it has beside its own.
+
+    The field is ``kind``, not ``type``: ``type`` is what the component is on a status page
+    (endpoint, metric, service, heartbeat), ``kind`` how an endpoint is checked (http, tcp); and
+    not ``check``, which reads as a yes-or-no and is already the command (`pulse check`).
+    """
+
     key: Slug
     name: str = Field(min_length=1, max_length=200)
     type: Literal["endpoint", "metric", "service", "heartbeat"] = "endpoint"
-    url: str | None = Field(None, max_length=2048)
-    method: str = "GET"
-    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
-    forward_headers: bool = False
-    body: str | None = Field(None, max_length=65536)
+    kind: str = "http"
     interval: Interval = timedelta(seconds=60)
     timeout: Timeout = timedelta(seconds=10)
-    conditions: list[str] = Field(default_factory=lambda: list(DEFAULT_CONDITIONS), min_length=1, max_length=20)
+    conditions: list[str] = Field(min_length=1, max_length=20)
     failure_threshold: int = Field(3, ge=1, le=100)
     success_threshold: int = Field(2, ge=1, le=100)
     auto_incident: bool = True
@@ -82,32 +89,23 @@ class ComponentSpec(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _heartbeat_defaults(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("type") == "heartbeat":
-            return heartbeats.DEFAULTS | data
+    def _defaults(cls, data: Any) -> Any:
+        """A heartbeat's defaults; the conditions of the endpoint's kind when the file gives none."""
+        if not isinstance(data, dict):
+            return data
+        if data.get("type") == "heartbeat":
+            data = heartbeats.DEFAULTS | data
+        named = data.get("kind", "http")
+        kind = KINDS.get(named) if isinstance(named, str) else None
+        if "conditions" not in data and kind is not None:
+            data = data | {"conditions": list(kind.default_conditions)}
         return data
 
-    @field_validator("method")
+    @field_validator("kind")
     @classmethod
-    def _method(cls, value: str) -> str:
-        if value.upper() not in METHODS:
-            raise ValueError(f"{value!r} is not one of {', '.join(METHODS)}")
-        return value.upper()
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        return value if value is None else http_url(value)
-
-    @field_validator("headers")
-    @classmethod
-    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            if not _HEADER_NAME.match(name):
-                raise ValueError(f"{name!r} is not a valid header name")
-            if "\r" in text or "\n" in text or len(text) > 8192:
-                raise ValueError(f"the value of {name} has a line break or is over 8192 characters")
-            header(name, text)
+    def _kind(cls, value: str) -> str:
+        if value not in KINDS:
+            raise ValueError(f"{value!r} is not a check kind (use {', '.join(KINDS)})")
         return value
 
     @field_validator("conditions")
@@ -128,8 +126,10 @@ class ComponentSpec(Strict):
 
     @model_validator(mode="after")
     def _endpoint(self) -> ComponentSpec:
-        if self.type == "endpoint" and not self.url:
-            raise ValueError("an endpoint needs a url")
+        if self.type == "endpoint":
+            self._check_kind()
+        elif "kind" in self.model_fields_set:
+            raise ValueError("only an endpoint has a check kind")
         if self.type == "heartbeat" and (self.url or not self.token):
             raise ValueError("a heartbeat needs a token and has no url")
         if self.type == "heartbeat" and (self.period is None) == (self.cron is None):
@@ -139,6 +139,29 @@ class ComponentSpec(Strict):
         if self.type != "heartbeat" and (self.period or self.cron or self.grace or self.token):
             raise ValueError("only a heartbeat has a period, a cron expression, a grace and a token")
         return self
+
+    def _check_kind(self) -> None:
+        """Refuse what the endpoint's kind does not have (another kind's fields, placeholders its
+        checks cannot resolve) and what its kind finds wrong, every problem on its own line."""
+        kind = KINDS[self.kind]
+        own = set(kind.fields.model_fields)
+        problems = [
+            f"{name} is a field of {other.name} checks, not of {kind.name} ones (kind: {other.name})"
+            for other in KINDS.values()
+            if other is not kind
+            for name in other.fields.model_fields
+            if name in self.model_fields_set and name not in own
+        ]
+        problems += kind.problems(self)
+        for index, text in enumerate(self.conditions):
+            unknown = sorted(conditions.parse(text).placeholders - kind.placeholders)
+            if unknown:
+                problems.append(
+                    f"conditions[{index}]: {', '.join(unknown)} is not a placeholder of {kind.name} checks"
+                    f" (use {', '.join(sorted(kind.placeholders))})"
+                )
+        if problems:
+            raise ValueError("\n".join(dict.fromkeys(problems)))
 
     def monitor(self) -> heartbeats.Monitor | None:
         """A heartbeat's monitor; None for another type."""
@@ -190,11 +213,8 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
     fields = {
         "name": spec.name,
         "type": spec.type.upper(),
-        "url": spec.url,
-        "method": spec.method,
-        "headers": spec.headers,
-        "forward_headers": spec.forward_headers,
-        "body": spec.body,
+        "kind": spec.kind,
+        **KINDS[spec.kind].stored(spec),
         "interval_seconds": round(spec.interval.total_seconds()),
         "timeout_ms": round(spec.timeout.total_seconds() * 1000),
         "conditions": spec.conditions,

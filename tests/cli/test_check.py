@@ -27,7 +27,10 @@ def test_check_a_url_with_conditions_and_no_database(target):
     assert invalid.stderr.startswith("pulse: [STATUS] => 200: ")
 
     neither = pulse("check")
-    assert (neither.returncode, neither.stderr) == (2, "pulse: give a component KEY or --url, not both\n")
+    assert (neither.returncode, neither.stderr) == (
+        2,
+        "pulse: give a component KEY or a target (--url or --tcp), just one\n",
+    )
 
 
 def test_check_a_configured_component_then_see_its_status(make_component, target):

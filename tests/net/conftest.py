@@ -1,43 +1,13 @@
-"""Fixtures of the outbound HTTP tests: a test CA and an https target whose certificate it signed."""
+"""Fixtures of the outbound HTTP tests: an https target whose certificate the test CA (`certificates`) signed."""
 
-import shutil
 import ssl
-import subprocess
 
 import pytest
 
+from tests import conftest
 from tests.support.target import HTTPTarget
 
-CERT_DAYS = 30
-
-
-@pytest.fixture(scope="session")
-def certificates(tmp_path_factory):
-    """A test CA and a server certificate for 127.0.0.1 and localhost that it signed, valid CERT_DAYS."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("the openssl command is not installed")
-    path = tmp_path_factory.mktemp("tls")
-
-    def run(*args: str) -> None:
-        subprocess.run([openssl, *args], cwd=path, check=True, capture_output=True)
-
-    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
-    days = ("-days", str(CERT_DAYS))
-    run("req", "-x509", *ec, *days, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=Pulse test CA",
-        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")  # fmt: skip
-    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
-    (path / "server.ext").write_text(
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-        "basicConstraints=critical,CA:FALSE\n"
-        "keyUsage=critical,digitalSignature\n"
-        "extendedKeyUsage=serverAuth\n"
-        "authorityKeyIdentifier=keyid\n"
-        "subjectKeyIdentifier=hash\n"
-    )
-    run("x509", "-req", *days, "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-extfile", "server.ext", "-out", "server.pem")  # fmt: skip
-    return path
+CERT_DAYS = conftest.CERT_DAYS  # the certificates fixture (tests/conftest.py) makes them valid this long
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import pulse
-from pulse.net import MAX_BODY, AddressPolicy, AddressRefused, Request, exchange, fetch
+from pulse.net import MAX_BODY, AddressPolicy, AddressRefused, Request, dial, fetch
 from tests.net.conftest import CERT_DAYS
 from tests.support.target import HTTPTarget, closed_port
 
@@ -617,7 +617,7 @@ def test_it_makes_a_tls_context_once_per_ca_bundle(tls_target, certificates, mon
     made = []
     create = ssl.create_default_context
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **kw: made.append(kw) or create(*a, **kw))
-    monkeypatch.setattr(exchange, "_contexts", {})  # as in a new process, whatever ran before
+    monkeypatch.setattr(dial, "_contexts", {})  # as in a new process, whatever ran before
 
     results = [get(tls_target.url(), verify=str(certificates / "ca.pem")) for _ in range(3)]
 

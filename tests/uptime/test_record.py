@@ -22,7 +22,6 @@ from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGE
 from pulse.net import AddressPolicy
 from pulse.rabbitmq import admin
 from pulse.uptime import record
-from pulse.uptime.check import run
 from tests.conftest import HEALTHY
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -40,7 +39,7 @@ def run_check(component, n):
 def check_now(component):
     """Run a check of the component without recording it."""
     loaded = record.load(component.id, utcnow())
-    return run(loaded.request, loaded.conditions, loaded.extract, AddressPolicy())
+    return loaded.run(AddressPolicy())
 
 
 def notifications_ready(settings):
@@ -220,7 +219,7 @@ def test_the_outbox_sweep_sends_what_a_crash_left_unsent(make_component, target,
 def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target):
     component = make_component(target)
     first, second = record.load(component.id, slot(0)), record.load(component.id, slot(0))
-    result = run(first.request, first.conditions, first.extract, AddressPolicy())
+    result = first.run(AddressPolicy())
 
     assert record.record(first, slot(0), result) == []
     assert record.record(second, slot(0), result) == []  # its guard sees the first: nothing applied
@@ -233,7 +232,7 @@ def test_a_check_loaded_before_another_finished_still_counts(make_component, tar
     component = make_component(target)
     stale = record.load(component.id, slot(1))
     run_check(component, 0)  # another check applies meanwhile
-    result = run(stale.request, stale.conditions, stale.extract, AddressPolicy())
+    result = stale.run(AddressPolicy())
 
     record.record(stale, slot(1), result)  # its guard fails; the locked path applies it
 
@@ -249,7 +248,7 @@ def test_checks_saved_together_are_each_recorded_once_by_their_own_path(make_com
     slots = [(plain.id, slot(0)), (stale.id, slot(1)), (extracting.id, slot(0)), (failing.id, slot(0))]
     loaded = record.load_all(slots)
     run_check(stale, 0)  # another check of it applies meanwhile: its guard fails, the locked path counts it
-    results = [run(c.request, c.conditions, c.extract, AddressPolicy()) for c in loaded]
+    results = [c.run(AddressPolicy()) for c in loaded]
     batch = [(c, at, result) for c, (_, at), result in zip(loaded, slots, results, strict=True)]
 
     with db.atomic():

@@ -1,0 +1,111 @@
+"""The ``http`` kind (the default): request the component's URL through `pulse.net.fetch` and
+judge the answer by its conditions.
+
+    - key: api
+      name: Public API
+      url: https://api.acme.example/health
+      method: GET                      # optional, and the next three
+      headers: {Authorization: "Bearer ${API_TOKEN}"}
+      body: null
+      forward_headers: false
+      conditions: ["[STATUS] == 200", "[BODY].status == UP"]
+
+Its target lives in the component's url, method, headers, forward_headers and body columns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from pulse.models import utcnow
+from pulse.net import AddressPolicy, Request, fetch
+from pulse.spec import Strict, header, http_url
+from pulse.uptime.check import CheckResult, judge
+from pulse.uptime.conditions import PLACEHOLDERS
+from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+DEFAULT_CONDITIONS = ("[STATUS] < 400",)
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+
+
+class Fields(Strict):
+    """An http check's fields in the configuration file."""
+
+    url: str | None = Field(None, max_length=2048)
+    method: str = "GET"
+    headers: dict[str, str] = Field(default_factory=dict, max_length=50)
+    forward_headers: bool = False
+    body: str | None = Field(None, max_length=65536)
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        if value.upper() not in METHODS:
+            raise ValueError(f"{value!r} is not one of {', '.join(METHODS)}")
+        return value.upper()
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return value if value is None else http_url(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _HEADER_NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid header name")
+            if "\r" in text or "\n" in text or len(text) > 8192:
+                raise ValueError(f"the value of {name} has a line break or is over 8192 characters")
+            header(name, text)
+        return value
+
+
+def problems(spec: Fields) -> list[str]:
+    return [] if spec.url else ["an endpoint needs a url"]
+
+
+def stored(spec: Fields) -> dict[str, Any]:
+    return CLEARED | {
+        "url": spec.url,
+        "method": spec.method,
+        "headers": spec.headers,
+        "forward_headers": spec.forward_headers,
+        "body": spec.body,
+    }
+
+
+def target(row: Stored) -> Request:
+    return Request(row.method, row.url or "", row.headers, row.body, row.timeout_s, forward_headers=row.forward_headers)
+
+
+def run(
+    request: Request, condition_texts: Sequence[str], extract: dict[str, str], policy: AddressPolicy
+) -> CheckResult:
+    """Make the request and evaluate the conditions (and extractions) on what came back."""
+    started_at = utcnow()
+    response, error = fetch(request, policy)
+    return judge(started_at, response, error, condition_texts or DEFAULT_CONDITIONS, extract)
+
+
+def command_line(url: str, options: Mapping[str, Any]) -> Request:
+    return Request(options["method"].upper(), url, dict(options["headers"]), timeout_s=options["timeout_s"])
+
+
+KIND = Kind(
+    name="http",
+    fields=Fields,
+    placeholders=frozenset(PLACEHOLDERS),
+    default_conditions=DEFAULT_CONDITIONS,
+    problems=problems,
+    stored=stored,
+    target=target,
+    run=run,
+    flag="url",
+    command_line=command_line,
+)

@@ -5,6 +5,9 @@ token."""
 
 import dataclasses
 import logging
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -207,3 +210,33 @@ def test_connections_the_database_closed_are_dropped_and_the_next_write_reconnec
         "(terminating connection due to administrator command)."
     ]
     assert sorted(a.key for a in Attempt.select()) == ["after", "after", "before"]
+
+
+def test_a_connection_over_the_cap_is_answered_503_when_every_connection_runs_a_request(settings, caplog):
+    release, started = threading.Event(), threading.Semaphore(0)
+
+    def write(arrival):
+        started.release()
+        release.wait(10)
+        return ok()
+
+    served = [
+        token_route(
+            "/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=TokenBuckets(rate_per_s=1, burst=5)
+        )
+    ]
+    with running(settings, served=served, max_connections=2) as service, ThreadPoolExecutor(2) as pool:
+        running_requests = [pool.submit(requests.post, url(service, f"/t/{KNOWN}"), timeout=10) for _ in range(2)]
+        for _ in range(2):
+            assert started.acquire(timeout=5)
+        try:
+            with socket.create_connection(("127.0.0.1", service.port), timeout=5) as third:
+                refused = third.recv(4096)  # before it sends: a request left unread would reset the connection
+        finally:
+            release.set()
+        assert [r.result().status_code for r in running_requests] == [200, 200]
+
+    assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1\r\n" in refused
+    assert warnings(caplog) == [
+        "Refused a connection from 127.0.0.1: 2 are open already; it is answered 503 and closed."
+    ]

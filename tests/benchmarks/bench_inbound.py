@@ -34,7 +34,8 @@ more than `LAG_S` seconds of its rate left unapplied when it ends, and they appl
 the next step.
 
 The client is this process (asyncio), on the same cores: its cost is in every figure, the hello
-rate's included, so the ratios are what survives a noisy machine.
+rate's included, so the ratios are what survives a noisy machine. Each step also prints the CPU a
+request cost the server, PostgreSQL (all its processes) and, when they run, the workers.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -58,13 +59,16 @@ from tests.benchmarks.bench_serve import pulse_server, serving
 from tests.benchmarks.measure import (
     HOST,
     ROOT,
+    cpu_seconds,
     drop_vhost,
     environment,
     free_port,
     percentile,
+    pids,
     reset,
     start_pulse,
     stop_pulse,
+    tree,
 )
 
 NAME = "pulse_bench_inbound"
@@ -80,6 +84,8 @@ EVENT = (
 
 #: A request's bytes for its number.
 Requests = Callable[[int], bytes]
+#: Groups of processes whose CPU is read, each found anew before each step (PostgreSQL's backends).
+Groups = dict[str, Callable[[], list[int]]]
 
 
 def monitor_token(number: int) -> str:
@@ -145,6 +151,7 @@ class Step:
     rows: int | None = None  # rows the step added, when they are counted
     unapplied: int | None = None  # pings and events left unapplied when it ended, the workers running
     drained_s: float = 0.0  # how long the workers took to apply those
+    cpu_ms: dict[str, float] = field(default_factory=dict)  # CPU per request answered, by group of processes
 
     @property
     def answered_2xx(self) -> int:
@@ -176,12 +183,14 @@ class Step:
         counted = "" if self.rows is None else f", rows {self.rows} (lost {self.lost})"
         if self.unapplied is not None:
             counted += f", {self.unapplied} unapplied at the end, applied {self.drained_s:.1f} s later"
+        cpu = ", ".join(f"{group} {ms:.2f}" for group, ms in self.cpu_ms.items())
         others = {s: n for s, n in self.statuses.items() if not 200 <= s < 300}
         return (
             f"  {kind:7} {self.rate:7.0f}/s offered: {len(self.latencies) / self.seconds:7.0f}/s answered, "
             f"p50 {percentile(self.latencies, 0.5) * 1000:6.1f} p99 {self.p99_ms:7.1f} "
             f"max {max(self.latencies) * 1000:7.1f} ms"
-            f"{counted}{', not 2xx ' + str(others) if others else ''}  {'pass' if self.passed else 'FAIL'}"
+            f"{counted}{', not 2xx ' + str(others) if others else ''}; CPU ms a request: {cpu}"
+            f"  {'pass' if self.passed else 'FAIL'}"
         )
 
 
@@ -254,18 +263,24 @@ class Counted:
 
 
 def search(
-    kind: str, port: int, make: Requests, args: argparse.Namespace, counted: Counted | None = None,
+    kind: str, port: int, make: Requests, args: argparse.Namespace, groups: Groups, counted: Counted | None = None,
     conn: psycopg.Connection | None = None,
 ) -> Step | None:  # fmt: skip
     """Step the offered rate up until a step fails, then once halfway back; the best step that passed.
-    With ``counted``, a step's rows are counted; with ``conn`` too (the workers running), what is left
-    unapplied when a step ends is counted, and applied before the next step."""
+    Each step's CPU is read for each of ``groups``. With ``counted``, a step's rows are counted; with
+    ``conn`` too (the workers running), what is left unapplied when a step ends is counted, and
+    applied before the next step."""
     numbers = itertools.count(step=1_000_000)  # each step's requests numbered apart
     best: Step | None = None
 
     def run(rate: float) -> Step:
         before = counted.last() if counted else 0
+        processes = {group: find() for group, find in groups.items()}
+        cpu = {group: cpu_seconds(found) for group, found in processes.items()}
         step = offer(port, rate, args.step_seconds, make, next(numbers), args.connections)
+        step.cpu_ms = {
+            group: (cpu_seconds(found) - cpu[group]) * 1000 / len(step.latencies) for group, found in processes.items()
+        }
         if counted:
             step.rows = counted.since(before)
         if conn is not None:
@@ -331,8 +346,8 @@ def main() -> None:
     )
 
     best: dict[str, Step | None] = {}
-    with serving(pulse_server, hello_port := free_port()):
-        best["hello"] = search("hello", hello_port, hello, args)
+    with serving(pulse_server, hello_port := free_port()) as hello_pid:
+        best["hello"] = search("hello", hello_port, hello, args, {"server": lambda: [hello_pid]})
 
     port = free_port()
     log = tempfile.TemporaryFile("w+")  # its log: a line per request, shown only if it fails to start
@@ -354,9 +369,10 @@ def main() -> None:
                 "pings": (pings(args.monitors), Counted(conn, "heartbeat_ping")),
                 "events": (events(args.sources), Counted(conn, "alert_event")),
             }
+            groups: Groups = {"server": lambda: [serve.pid], "PostgreSQL": lambda: pids("postgres")}
             print("the service alone (no worker running):")
             for kind, (make, counted) in kinds.items():
-                best[kind] = search(kind, port, make, args, counted)
+                best[kind] = search(kind, port, make, args, groups, counted)
 
             waiting = unapplied(conn)
             started = time.monotonic()
@@ -366,8 +382,10 @@ def main() -> None:
             print(f"the workers applied those {waiting} pings and events in {applied_s:.1f} s (their start included)")
 
             print(f"the workers applying beside (they keep up: at most {LAG_S:g} s of the rate left at a step's end):")
+            running = workers, scheduler
+            groups["workers"] = lambda: [pid for process in running for pid in tree(process.pid)]
             for kind, (make, counted) in kinds.items():
-                best[f"{kind}+w"] = search(kind, port, make, args, counted, conn)
+                best[f"{kind}+w"] = search(kind, port, make, args, groups, counted, conn)
     finally:
         serve.terminate()
         serve.wait(30)

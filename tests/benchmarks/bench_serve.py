@@ -77,8 +77,9 @@ def rate(port: int, seconds: float, clients: int) -> float:
 
 
 @contextlib.contextmanager
-def serving(target, port: int) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    """``target(port)`` serving in a process of its own until the block ends (once it answers)."""
+def serving(target, port: int) -> Iterator[int]:  # type: ignore[no-untyped-def]
+    """``target(port)`` serving in a process of its own until the block ends (once it answers); the
+    block is given its pid."""
     process = multiprocessing.Process(target=target, args=(port,), daemon=True)
     process.start()
     deadline = time.monotonic() + 10
@@ -90,7 +91,7 @@ def serving(target, port: int) -> Iterator[None]:  # type: ignore[no-untyped-def
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.1)
     try:
-        yield
+        yield process.pid
     finally:
         process.terminate()
         process.join()

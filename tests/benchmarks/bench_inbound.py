@@ -19,23 +19,30 @@ source sends 10 events a second, the limits), then offers each load in steps:
 nowhere). A step offers a rate for ``--step-seconds`` in an open loop: each request is due at its own
 time whether or not the earlier ones were answered, on up to ``--connections`` kept-alive
 connections, and its latency counts from when it was due (a request waiting for a free connection
-waits in the latency, so a server that falls behind shows it). Rates rise by ``--factor`` from
-``--start`` (after `WARM_UP_S` at it, not counted) until a step fails; one more step halfway between
-the last that passed and the first that failed then settles it. A step passes with p99 <= 50 ms,
+waits in the latency, so a server that falls behind shows it). A step passes with p99 <= 50 ms,
 every request answered 2xx, and none lost: the rows the step added (``heartbeat_ping``,
 ``alert_event``) are as many as its 2xx answers.
 
-Each kind is stepped twice: first the service alone, the workers stopped, so that the service and
-PostgreSQL have the machine as the hello server has (its ceiling); then the workers
-(`dramatiq pulse.actors -Q uptime oncall`, 1 process x 4 threads, and `periodiq`) start, apply what
-the first steps left (the time they take is printed), and each kind is stepped again with them
-applying beside it (what the machine sustains): a step then also needs the workers to keep up, no
-more than `LAG_S` seconds of its rate left unapplied when it ends, and they apply all of it before
-the next step.
+The kinds are stepped side by side, so that a busy spell of the machine falls on all of them
+alike: at each rate, from ``--start`` up by ``--factor``, each kind still passing runs one step
+(a failed step runs once more, since one stall of a shared machine fails a p99; both attempts
+are printed), until every kind has failed; then each kind runs once more halfway between the last
+rate it passed and the first it failed. Before the first rate, each kind runs `WARM_UP_S` seconds
+uncounted (connections, threads, caches).
+
+This is done twice. First with the workers stopped, so that `pulse serve` and PostgreSQL have the
+machine as the hello server has: the service's ceiling. Then the workers
+(`dramatiq pulse.actors -Q uptime oncall`, 1 process x 4 threads, and `periodiq`) start and apply
+what the first round left (the time they take is printed), and the kinds are stepped again with
+them applying beside (the hello server too, beside the idle workers): what the machine sustains. A
+step then also needs the workers to keep up, no more than `LAG_S` seconds of its rate left
+unapplied when it ends; they apply all of it before the next step, and nothing is left unapplied
+at the end.
 
 The client is this process (asyncio), on the same cores: its cost is in every figure, the hello
 rate's included, so the ratios are what survives a noisy machine. Each step also prints the CPU a
-request cost the server, PostgreSQL (all its processes) and, when they run, the workers.
+request cost the server, the PostgreSQL backends of the benchmark's database, the workers when they
+run, and the client.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +71,6 @@ from tests.benchmarks.measure import (
     environment,
     free_port,
     percentile,
-    pids,
     reset,
     start_pulse,
     stop_pulse,
@@ -84,8 +90,26 @@ EVENT = (
 
 #: A request's bytes for its number.
 Requests = Callable[[int], bytes]
-#: Groups of processes whose CPU is read, each found anew before each step (PostgreSQL's backends).
-Groups = dict[str, Callable[[], list[int]]]
+
+
+@dataclass
+class Kind:
+    """A load offered in steps.
+
+    Parameters:
+      port: the server's.
+      make: the bytes of each request.
+      cpu: groups of processes whose CPU a step reads (each found anew before the step).
+      counted: the table whose rows a step counts (None: nothing is written).
+      workers: a connection to see what the workers left unapplied, when they run.
+    """
+
+    port: int
+    make: Requests
+    cpu: dict[str, Callable[[], list[int]]]
+    counted: Counted | None = None
+    workers: psycopg.Connection | None = None
+    numbers: Iterator[int] = field(default_factory=lambda: itertools.count(step=1_000_000))  # each step's apart
 
 
 def monitor_token(number: int) -> str:
@@ -262,46 +286,56 @@ class Counted:
         return self.conn.execute(f"SELECT count(*) FROM {self.table} WHERE id > %s", (last,)).fetchone()[0]
 
 
-def search(
-    kind: str, port: int, make: Requests, args: argparse.Namespace, groups: Groups, counted: Counted | None = None,
-    conn: psycopg.Connection | None = None,
-) -> Step | None:  # fmt: skip
-    """Step the offered rate up until a step fails, then once halfway back; the best step that passed.
-    Each step's CPU is read for each of ``groups``. With ``counted``, a step's rows are counted; with
-    ``conn`` too (the workers running), what is left unapplied when a step ends is counted, and
-    applied before the next step."""
-    numbers = itertools.count(step=1_000_000)  # each step's requests numbered apart
-    best: Step | None = None
+def run(name: str, kind: Kind, rate: float, args: argparse.Namespace) -> Step:
+    """One step of ``kind`` at ``rate``, printed."""
+    before = kind.counted.last() if kind.counted else 0
+    processes = {group: find() for group, find in kind.cpu.items()}
+    cpu = {group: cpu_seconds(found) for group, found in processes.items()}
+    client = time.process_time()
+    step = offer(kind.port, rate, args.step_seconds, kind.make, next(kind.numbers), args.connections)
+    step.cpu_ms = {group: cpu_seconds(found) - cpu[group] for group, found in processes.items()}
+    step.cpu_ms["client"] = time.process_time() - client
+    step.cpu_ms = {group: seconds * 1000 / len(step.latencies) for group, seconds in step.cpu_ms.items()}
+    if kind.counted:
+        step.rows = kind.counted.since(before)
+    if kind.workers is not None:
+        step.unapplied = unapplied(kind.workers)
+        step.drained_s = drain(kind.workers)
+    print(step.line(name), flush=True)
+    time.sleep(1)  # what is still in flight settles
+    return step
 
-    def run(rate: float) -> Step:
-        before = counted.last() if counted else 0
-        processes = {group: find() for group, find in groups.items()}
-        cpu = {group: cpu_seconds(found) for group, found in processes.items()}
-        step = offer(port, rate, args.step_seconds, make, next(numbers), args.connections)
-        step.cpu_ms = {
-            group: (cpu_seconds(found) - cpu[group]) * 1000 / len(step.latencies) for group, found in processes.items()
-        }
-        if counted:
-            step.rows = counted.since(before)
-        if conn is not None:
-            step.unapplied = unapplied(conn)
-            step.drained_s = drain(conn)
-        print(step.line(kind), flush=True)
-        time.sleep(1)  # what is still in flight settles
-        return step
 
-    offer(port, args.start, WARM_UP_S, make, next(numbers), args.connections)  # connections, threads, caches
-    if conn is not None:
-        drain(conn)
-    time.sleep(1)
+def attempt(name: str, kind: Kind, rate: float, args: argparse.Namespace) -> Step:
+    """A step, and once more if it failed."""
+    step = run(name, kind, rate, args)
+    return step if step.passed else run(name, kind, rate, args)
+
+
+def search(kinds: dict[str, Kind], args: argparse.Namespace) -> dict[str, Step | None]:
+    """Each kind's best step that passed (None: not even the first), stepped side by side."""
+    for kind in kinds.values():
+        offer(kind.port, args.start, WARM_UP_S, kind.make, next(kind.numbers), args.connections)
+        if kind.workers is not None:
+            drain(kind.workers)
+    best: dict[str, Step | None] = dict.fromkeys(kinds)
+    failed: dict[str, float] = {}
     rate = args.start
-    while (step := run(rate)).passed:
-        best = step
+    while len(failed) < len(kinds):
+        for name, kind in kinds.items():
+            if name not in failed:
+                step = attempt(name, kind, rate, args)
+                if step.passed:
+                    best[name] = step
+                else:
+                    failed[name] = rate
         rate *= args.factor
-    if best is not None:
-        middle = run((best.rate * rate) ** 0.5)
-        if middle.passed:
-            best = middle
+    for name, kind in kinds.items():
+        passed = best[name]
+        if passed is not None:
+            middle = attempt(name, kind, (passed.rate * failed[name]) ** 0.5, args)
+            if middle.passed:
+                best[name] = middle
     return best
 
 
@@ -319,6 +353,24 @@ def drain(conn: psycopg.Connection, limit_s: float = 600) -> float:
         assert time.monotonic() - started < limit_s, f"{unapplied(conn)} still unapplied after {limit_s:g} s"
         time.sleep(0.2)
     return time.monotonic() - started
+
+
+def backends(conn: psycopg.Connection) -> list[int]:
+    """The PostgreSQL backends of the benchmark's database but this connection's."""
+    query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    return [row[0] for row in conn.execute(query).fetchall()]
+
+
+def report(title: str, best: dict[str, Step | None]) -> None:
+    print(title)
+    base = best["hello"]
+    for name, step in best.items():
+        if step is None:
+            print(f"  {name:7} none: its first step failed")
+            continue
+        ratio = "" if base is None or name == "hello" else f", {step.rate / base.rate:.2f} x hello"
+        cpu = ", ".join(f"{group} {ms:.2f}" for group, ms in step.cpu_ms.items())
+        print(f"  {name:7} {step.rate:6.0f}/s (p99 {step.p99_ms:.1f} ms){ratio}; CPU ms a request: {cpu}")
 
 
 def main() -> None:
@@ -345,10 +397,6 @@ def main() -> None:
         f" p99 <= {P99_MS:g} ms"
     )
 
-    best: dict[str, Step | None] = {}
-    with serving(pulse_server, hello_port := free_port()) as hello_pid:
-        best["hello"] = search("hello", hello_port, hello, args, {"server": lambda: [hello_pid]})
-
     port = free_port()
     log = tempfile.TemporaryFile("w+")  # its log: a line per request, shown only if it fails to start
     serve = subprocess.Popen(
@@ -359,33 +407,37 @@ def main() -> None:
         stderr=log,
         text=True,
     )
-    if serve.stdout is None or not serve.stdout.readline().startswith("serving on"):
-        log.seek(0)
-        sys.exit(f"pulse serve did not start:\n{log.read()[-3000:]}")
     workers = scheduler = None
     try:
-        with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
+        if serve.stdout is None or not serve.stdout.readline().startswith("serving on"):
+            log.seek(0)
+            sys.exit(f"pulse serve did not start:\n{log.read()[-3000:]}")
+        with (
+            serving(pulse_server, hello_port := free_port()) as hello_pid,
+            psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn,
+        ):
+            served = {"server": lambda: [serve.pid], "PostgreSQL": lambda: backends(conn)}
             kinds = {
-                "pings": (pings(args.monitors), Counted(conn, "heartbeat_ping")),
-                "events": (events(args.sources), Counted(conn, "alert_event")),
+                "hello": Kind(hello_port, hello, {"server": lambda: [hello_pid]}),
+                "pings": Kind(port, pings(args.monitors), served, Counted(conn, "heartbeat_ping")),
+                "events": Kind(port, events(args.sources), served, Counted(conn, "alert_event")),
             }
-            groups: Groups = {"server": lambda: [serve.pid], "PostgreSQL": lambda: pids("postgres")}
             print("the service alone (no worker running):")
-            for kind, (make, counted) in kinds.items():
-                best[kind] = search(kind, port, make, args, groups, counted)
+            alone = search(kinds, args)
 
             waiting = unapplied(conn)
             started = time.monotonic()
             workers, scheduler = start_pulse(env, processes=1, threads=4, queues=("uptime", "oncall"))
             drain(conn)
-            applied_s = time.monotonic() - started
-            print(f"the workers applied those {waiting} pings and events in {applied_s:.1f} s (their start included)")
-
-            print(f"the workers applying beside (they keep up: at most {LAG_S:g} s of the rate left at a step's end):")
+            print(f"the workers applied those {waiting} in {time.monotonic() - started:.1f} s (their start included)")
             running = workers, scheduler
-            groups["workers"] = lambda: [pid for process in running for pid in tree(process.pid)]
-            for kind, (make, counted) in kinds.items():
-                best[f"{kind}+w"] = search(kind, port, make, args, groups, counted, conn)
+            for kind in kinds.values():
+                kind.cpu = {**kind.cpu, "workers": lambda: [pid for p in running for pid in tree(p.pid)]}
+                if kind.counted:
+                    kind.workers = conn
+            print(f"the workers applying beside (keeping up: at most {LAG_S:g} s of the rate left at a step's end):")
+            beside = search(kinds, args)
+            left = unapplied(conn)
     finally:
         serve.terminate()
         serve.wait(30)
@@ -394,15 +446,11 @@ def main() -> None:
             stop_pulse(workers, scheduler)
         drop_vhost(NAME)
 
-    print(f"\nhighest rate with p99 <= {P99_MS:g} ms, all answered 2xx, none lost ({os.cpu_count()} cores, {HOST}):")
-    base = best["hello"]
-    for kind, step in best.items():
-        name = kind.replace("+w", " (the workers applying beside)")
-        if step is None:
-            print(f"  {name}: none, the first step failed")
-            continue
-        ratio = "" if base is None or kind == "hello" else f", {step.rate / base.rate:.2f} x hello"
-        print(f"  {name}: {step.rate:.0f}/s (p99 {step.p99_ms:.1f} ms){ratio}")
+    print(
+        f"\nthe highest rate with p99 <= {P99_MS:g} ms, all answered 2xx, none lost ({os.cpu_count()} cores, {HOST}):"
+    )
+    report("the service alone:", alone)
+    report(f"the workers applying beside ({left} left unapplied at the end):", beside)
 
 
 if __name__ == "__main__":

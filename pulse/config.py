@@ -78,7 +78,8 @@ class Settings:
     serve_host, serve_port: the address `pulse serve` listens on (the inbound HTTP service).
     serve_metrics_port: TCP port of its Prometheus endpoint (``/metrics``), on the same host.
     serve_request_deadline_s: seconds a request to it has to arrive whole (a slow client's cut).
-    serve_max_connections: connections it keeps open at once; one more is answered 503 and closed.
+    serve_max_connections: connections it keeps open at once; one more closes the one whose request
+      has been arriving the longest (a slow client's), or is answered 503 and closed when none is.
     serve_public_url: the address the outside reaches `pulse serve` at, ``https://host[:port]`` (its
       TLS proxy's): Twilio's signatures are made over it (`pulse.oncall.smshook`); when it and the
       Twilio credentials are set, SMS pages ask for a reply code.

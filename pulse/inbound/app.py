@@ -4,6 +4,13 @@ which writes one log line per request and counts it in the telemetry.
 A log line names the route's template (``/ping/{token}``), never the path it was given: paths and
 query strings carry tokens, which are credentials. A request refused (`RefusedError`: over a bound, over
 its rate, a token that cannot be one) is one WARNING line with the reason; any other is one INFO line.
+
+A request the database cannot take (PostgreSQL down or restarting, a connection that died while idle,
+no pooled connection free within `pulse.db.POOL_WAIT`) is answered 503 with ``Retry-After``, one
+WARNING line naming the reason, never a traceback: nothing was recorded, or (a commit whose answer was
+lost) the sender's retry records it again: a second ping, an event repeating its dedup key. The pool's
+idle connections are dropped then (after a restart they are all dead), so the next request opens a
+fresh one: the service recovers by itself.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import logging
 import time
 from typing import Any
 
+import peewee
+from playhouse.pool import MaxConnectionsExceeded
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -19,11 +28,15 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import Message, Receive, Scope, Send
 
 from pulse.config import Settings
+from pulse.db import db
 from pulse.inbound.bounds import RefusedError
 from pulse.inbound.routes import routes
 from pulse.inbound.telemetry import Telemetry
 
 logger = logging.getLogger("pulse.inbound")
+
+RETRY_AFTER_S = 5  # what a 503 asks the sender to wait: about a PostgreSQL restart
+UNAVAILABLE = (peewee.OperationalError, peewee.InterfaceError, MaxConnectionsExceeded)
 
 
 def create(
@@ -40,7 +53,7 @@ def create(
         else; None serves no telemetry.
       served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
     """
-    handlers = {RefusedError: _refused, ClientDisconnect: _gone}
+    handlers = {RefusedError: _refused, ClientDisconnect: _gone, **dict.fromkeys(UNAVAILABLE, _unavailable)}
     app = Starlette(routes=routes(settings) if served is None else served, exception_handlers=handlers)
     return Access(app, telemetry or Telemetry(), metrics_port)
 
@@ -54,6 +67,16 @@ async def _refused(request: Request, exc: Exception) -> Response:
     if exc.body is not None:
         return JSONResponse(exc.body, status_code=exc.status, headers=headers)
     return PlainTextResponse(f"{exc.reason[:1].upper()}{exc.reason[1:]}.\n", status_code=exc.status, headers=headers)
+
+
+async def _unavailable(request: Request, exc: Exception) -> Response:
+    """The database could not take the request: 503, the reason in the log line (not to the client)."""
+    if isinstance(exc, peewee.OperationalError | peewee.InterfaceError) and db.obj is not None:
+        db.obj.close_idle()
+    line = (str(exc).strip().splitlines() or [""])[0][:300] or type(exc).__name__
+    request.state.refusal = f"the database is unavailable ({line})"
+    headers = {"Cache-Control": "no-store", "Retry-After": str(RETRY_AFTER_S)}
+    return PlainTextResponse("The database is unavailable: try again later.\n", status_code=503, headers=headers)
 
 
 async def _gone(request: Request, exc: Exception) -> Response:

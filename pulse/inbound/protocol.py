@@ -3,7 +3,10 @@ arrival.
 
 uvicorn's own cap (``limit_concurrency``) answers 503 to a request arriving while the open
 connections (its own included) or running requests reach it, but accepts and holds every connection
-meanwhile. Here a connection over ``max_connections`` is answered 503 and closed at once, with one
+meanwhile. Here a connection over ``max_connections`` closes the open connection whose request has
+been arriving the longest (a slow client's: a request sent whole takes a moment), with one WARNING
+line, so slow clients holding every connection cannot keep others out; when no request is arriving
+(every connection is running one), the new connection is answered 503 and closed at once, with one
 WARNING line, as it opens.
 
 uvicorn times out an idle keep-alive connection (``timeout_keep_alive``) but never a request still
@@ -35,12 +38,14 @@ BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1
 class BoundedProtocol(H11Protocol):
     """Parameters (class attributes, set by `bounded`):
     deadline_s: seconds a request has to arrive whole.
-    max_connections: connections open at once; one more is answered 503 and closed.
+    max_connections: connections open at once; one more closes the one whose request has been
+      arriving the longest, or is answered 503 and closed when none is arriving.
     """
 
     deadline_s: float = 10.0
     max_connections: int = 64
-    _deadline: asyncio.TimerHandle | None = None
+    _deadline: asyncio.TimerHandle | None = None  # while a request arrives
+    _arriving_since = 0.0  # the loop's time when the request arriving began
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -48,7 +53,7 @@ class BoundedProtocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections:
+        if sum(not c.transport.is_closing() for c in self.connections) > self.max_connections and not self._evict():
             client = self.client[0] if self.client else "-"
             logger.warning(
                 "Refused a connection from %s: %d are open already; it is answered 503 and closed.",
@@ -74,7 +79,28 @@ class BoundedProtocol(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def _evict(self) -> bool:
+        """Close the connection whose request has been arriving the longest, if one is; whether one was."""
+        arriving = [
+            c
+            for c in self.connections
+            if isinstance(c, BoundedProtocol) and c._deadline is not None and not c.transport.is_closing()
+        ]
+        if not arriving:
+            return False
+        slowest = min(arriving, key=lambda c: c._arriving_since)
+        logger.warning(
+            "Closed a connection from %s to make room (%d are open at most): its request had been arriving for %.1f s.",
+            slowest.client[0] if slowest.client else "-",
+            self.max_connections,
+            self.loop.time() - slowest._arriving_since,
+        )
+        slowest._disarm()
+        slowest.transport.close()
+        return True
+
     def _arm(self) -> None:
+        self._arriving_since = self.loop.time()
         self._deadline = self.loop.call_later(self.deadline_s, self._expire)
 
     def _disarm(self) -> None:

@@ -7,9 +7,10 @@ What bounds a request, and where:
 - its arrival: the whole request within ``request_deadline_s`` (`pulse.inbound.protocol`), else the
   connection is closed: a slow client holds a connection that long at most;
 - its body: per route (`pulse.inbound.bounds`), 413;
-- connections: at most ``max_connections`` open at once; one more is answered 503 and closed as it
-  opens (`pulse.inbound.protocol`; uvicorn's ``limit_concurrency`` would accept and hold it). Each
-  connection runs one request at a time, so requests in flight are bounded too;
+- connections: at most ``max_connections`` open at once; one more closes the connection whose
+  request has been arriving the longest, or, when every connection runs a request, is answered 503
+  and closed as it opens (`pulse.inbound.protocol`; uvicorn's ``limit_concurrency`` would accept and
+  hold it). Each connection runs one request at a time, so requests in flight are bounded too;
 - an idle kept-alive connection is closed after ``KEEP_ALIVE_S``.
 
 SIGTERM or SIGINT stops it gracefully: it stops accepting, lets the requests in flight finish (at
@@ -52,7 +53,8 @@ class Service:
       host, port: the public address (port 0: any free port; `port` says which).
       metrics_port: the telemetry port on the same host (0: any free one; None: no telemetry).
       request_deadline_s: seconds a request has to arrive whole.
-      max_connections: connections open at once; one more is answered 503 and closed.
+      max_connections: connections open at once; one more closes the one whose request has been
+        arriving the longest, or is answered 503 and closed when every connection runs a request.
       served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
     """
 

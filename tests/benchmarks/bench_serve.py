@@ -12,10 +12,12 @@ ratio is what survives a noisy machine. No database is touched.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import threading
 import time
+from collections.abc import Iterator
 
 import requests
 
@@ -74,7 +76,10 @@ def rate(port: int, seconds: float, clients: int) -> float:
     return sum(counts) / seconds
 
 
-def measure(target, port: int, seconds: float, clients: int) -> float:  # type: ignore[no-untyped-def]
+@contextlib.contextmanager
+def serving(target, port: int) -> Iterator[int]:  # type: ignore[no-untyped-def]
+    """``target(port)`` serving in a process of its own until the block ends (once it answers); the
+    block is given its pid."""
     process = multiprocessing.Process(target=target, args=(port,), daemon=True)
     process.start()
     deadline = time.monotonic() + 10
@@ -86,10 +91,15 @@ def measure(target, port: int, seconds: float, clients: int) -> float:  # type: 
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.1)
     try:
-        return rate(port, seconds, clients)
+        yield process.pid
     finally:
         process.terminate()
         process.join()
+
+
+def measure(target, port: int, seconds: float, clients: int) -> float:  # type: ignore[no-untyped-def]
+    with serving(target, port):
+        return rate(port, seconds, clients)
 
 
 def main() -> None:

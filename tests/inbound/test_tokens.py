@@ -1,15 +1,24 @@
 """A write route made with `token_route`, defined here, on the real service: only a known token
-writes, each token has its own rate, a body over the bound is refused, and the log and the telemetry
-name the route, never the token."""
+writes, each token has its own rate, a body over the bound is refused, a write the database cannot
+take is answered 503 and the next reconnects, and the log and the telemetry name the route, never the
+token."""
 
+import dataclasses
 import logging
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
+import psycopg
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from pulse.db import db, setup_database
 from pulse.inbound.limits import TokenBuckets
 from pulse.inbound.tokens import Arrival, digest, ok, token_route
+from tests.conftest import POOL
+from tests.support.models import Attempt
 from tests.support.serve import running
 
 KNOWN = "k" * 32
@@ -132,3 +141,102 @@ def test_a_bucket_refills_at_its_rate_and_forgets_the_least_recent():
     buckets.take("b")
     buckets.take("c")  # "a" is dropped: at most 2 kept
     assert buckets.take("a") == 0
+
+
+@pytest.fixture
+def recording(settings):
+    """The service with a route that records in the database as the domains' do (``test_attempt``)."""
+
+    def write(arrival):
+        with db.atomic():
+            db.execute_sql(
+                "INSERT INTO test_attempt (key, message_id, number, pid, at) VALUES (%s, '-', 1, 0, now())",
+                (arrival.body.decode(),),
+            )
+        return ok()
+
+    served = [
+        token_route(
+            "/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=TokenBuckets(rate_per_s=100, burst=100)
+        )
+    ]
+    Attempt.delete().execute()
+    with running(settings, served=served) as running_service:
+        yield running_service
+    Attempt.delete().execute()
+
+
+def warnings(caplog):
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_write_while_the_database_is_down_is_answered_503_in_one_warning(recording, settings, caplog, capfd):
+    caplog.set_level(logging.INFO)
+    setup_database(dataclasses.replace(settings, database_url="postgresql://postgres@127.0.0.1:1/down"))
+    try:
+        answered = requests.post(url(recording, f"/t/{KNOWN}"), data=b"lost", timeout=10)
+    finally:
+        setup_database(settings, max_connections=POOL)
+
+    assert (answered.status_code, answered.headers["Retry-After"]) == (503, "5")
+    assert answered.text == "The database is unavailable: try again later.\n"  # the host and port stay in the log
+    assert warnings(caplog) == [
+        "Refused a request from 127.0.0.1 (POST /t/{token}): answered 503: the database is unavailable "
+        '(connection failed: connection to server at "127.0.0.1", port 1 failed: Connection refused).'
+    ]
+    assert "Traceback" not in capfd.readouterr().err and KNOWN not in caplog.text
+    assert requests.post(url(recording, f"/t/{KNOWN}"), data=b"kept", timeout=10).status_code == 200
+    assert [a.key for a in Attempt.select()] == ["kept"]
+
+
+def test_connections_the_database_closed_are_dropped_and_the_next_write_reconnects(recording, settings, caplog):
+    """As after a PostgreSQL restart: every pooled connection died while idle."""
+    assert requests.post(url(recording, f"/t/{KNOWN}"), data=b"before", timeout=10).status_code == 200
+    admin = psycopg.conninfo.make_conninfo(settings.database_url)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        killed = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()[0]
+    assert killed >= 1
+    if not db.is_closed():  # the test's own connection died too
+        db.close()
+
+    answers = [requests.post(url(recording, f"/t/{KNOWN}"), data=b"after", timeout=10) for _ in range(3)]
+
+    assert [a.status_code for a in answers] == [503, 200, 200]  # the dead connections dropped at the first
+    assert warnings(caplog) == [
+        "Refused a request from 127.0.0.1 (POST /t/{token}): answered 503: the database is unavailable "
+        "(terminating connection due to administrator command)."
+    ]
+    assert sorted(a.key for a in Attempt.select()) == ["after", "after", "before"]
+
+
+def test_a_connection_over_the_cap_is_answered_503_when_every_connection_runs_a_request(settings, caplog):
+    release, started = threading.Event(), threading.Semaphore(0)
+
+    def write(arrival):
+        started.release()
+        release.wait(10)
+        return ok()
+
+    served = [
+        token_route(
+            "/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=TokenBuckets(rate_per_s=1, burst=5)
+        )
+    ]
+    with running(settings, served=served, max_connections=2) as service, ThreadPoolExecutor(2) as pool:
+        running_requests = [pool.submit(requests.post, url(service, f"/t/{KNOWN}"), timeout=10) for _ in range(2)]
+        for _ in range(2):
+            assert started.acquire(timeout=5)
+        try:
+            with socket.create_connection(("127.0.0.1", service.port), timeout=5) as third:
+                refused = third.recv(4096)  # before it sends: a request left unread would reset the connection
+        finally:
+            release.set()
+        assert [r.result().status_code for r in running_requests] == [200, 200]
+
+    assert refused.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1\r\n" in refused
+    assert warnings(caplog) == [
+        "Refused a connection from 127.0.0.1: 2 are open already; it is answered 503 and closed."
+    ]

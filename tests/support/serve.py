@@ -1,8 +1,10 @@
-"""`pulse serve`'s service on loopback, in a thread, on free ports."""
+"""`pulse serve`'s service on loopback, on free ports: in a thread of the test (`running`), or as a
+process of its own (`ServeProcess`)."""
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 from pulse.config import Settings
 from pulse.inbound.server import Service
 from tests.support.wait import wait_for
+from tests.support.worker import WorkerProcess, free_port
 
 
 @contextlib.contextmanager
@@ -25,3 +28,18 @@ def running(settings: Settings, **options: Any) -> Iterator[Service]:
     finally:
         service.stop()
         thread.join(15)
+
+
+class ServeProcess(WorkerProcess):
+    """``pulse serve`` in a process of its own, as it is run, on free ports, its output (the log's
+    JSON lines) kept; ready once it said where it serves."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.port, metrics_port = free_port(), free_port()
+        command = [sys.executable, "-m", "pulse.cli", "serve", "--port", str(self.port)]
+        self._start(
+            command, {"PULSE_SERVE_METRICS_PORT": str(metrics_port), **(env or {})}, ready="serving on", expected=1
+        )
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"

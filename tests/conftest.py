@@ -5,6 +5,8 @@ import json
 import os
 import shutil
 import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
 
 from tests.support.env import ENV, NAMESPACE
 
@@ -14,6 +16,7 @@ import dramatiq
 import psycopg
 import pytest
 import requests
+from cryptography import x509
 from psycopg import sql
 from py_vapid import Vapid
 
@@ -266,6 +269,13 @@ def provider_env(vendors, vapid):
         "PULSE_VAPID_PRIVATE_KEY": vapid,
         "PULSE_VAPID_SUBJECT": "mailto:ops@acme.example",
     }
+
+
+def expires_in_ms(certificate: Path) -> float:
+    """Milliseconds from now until the PEM ``certificate`` expires (the fixture's certificates are
+    made once a session: minutes before a test that reads their expiry)."""
+    not_after = x509.load_pem_x509_certificate(certificate.read_bytes()).not_valid_after_utc
+    return (not_after - datetime.now(UTC)).total_seconds() * 1000
 
 
 @pytest.fixture(scope="session")

@@ -4,10 +4,7 @@ import ssl
 
 import pytest
 
-from tests import conftest
 from tests.support.target import HTTPTarget
-
-CERT_DAYS = conftest.CERT_DAYS  # the certificates fixture (tests/conftest.py) makes them valid this long
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 
 import pulse
 from pulse.net import MAX_BODY, AddressPolicy, AddressRefused, Request, dial, fetch
-from tests.net.conftest import CERT_DAYS
+from tests.conftest import expires_in_ms
 from tests.support.target import HTTPTarget, closed_port
 
 DEFAULT = AddressPolicy()
@@ -575,7 +575,7 @@ def test_it_checks_https_and_measures_the_certificate(tls_target, certificates):
     assert (response.status, response.body, error) == (200, b"secure", None)
     assert response.connected is True
     assert response.ip == "127.0.0.1"
-    assert response.certificate_expiration_ms == pytest.approx(CERT_DAYS * 86_400_000, abs=300_000)
+    assert response.certificate_expiration_ms == pytest.approx(expires_in_ms(certificates / "server.pem"), abs=60_000)
 
 
 def test_it_reports_a_tls_error_from_a_plain_http_server(target):

@@ -10,7 +10,7 @@ from pulse.components.status import DEGRADED, MAJOR_OUTAGE, OPERATIONAL
 from pulse.net import AddressPolicy
 from pulse.uptime.kinds import KINDS
 from pulse.uptime.kinds.tcp import MAX_REPLY, Target, run
-from tests.conftest import CERT_DAYS
+from tests.conftest import expires_in_ms
 from tests.support.target import closed_port
 from tests.support.tcpserver import TCPServer
 from tests.support.wait import wait_for
@@ -123,7 +123,9 @@ def test_it_connects_with_tls_and_verifies_the_certificate(tls_context, certific
         )
 
     assert (result.success, result.error) == (True, None), result.reason
-    assert result.response.certificate_expiration_ms == pytest.approx(CERT_DAYS * 86_400_000, abs=300_000)
+    assert result.response.certificate_expiration_ms == pytest.approx(
+        expires_in_ms(certificates / "server.pem"), abs=60_000
+    )
 
 
 def test_an_untrusted_certificate_is_refused_unless_verification_is_off(tls_context):

@@ -22,6 +22,7 @@ from typing import Any
 import peewee
 from playhouse.pool import MaxConnectionsExceeded
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match
@@ -72,7 +73,7 @@ async def _refused(request: Request, exc: Exception) -> Response:
 async def _unavailable(request: Request, exc: Exception) -> Response:
     """The database could not take the request: 503, the reason in the log line (not to the client)."""
     if isinstance(exc, peewee.OperationalError | peewee.InterfaceError) and db.obj is not None:
-        db.obj.close_idle()
+        await run_in_threadpool(db.obj.close_idle)  # it waits for the pool's lock, held while one connects
     line = (str(exc).strip().splitlines() or [""])[0][:300] or type(exc).__name__
     request.state.refusal = f"the database is unavailable ({line})"
     headers = {"Cache-Control": "no-store", "Retry-After": str(RETRY_AFTER_S)}

@@ -37,6 +37,8 @@ STATEMENTS = [
     """,
     "CREATE INDEX alert_event_waiting ON alert_event (source_id, id) WHERE NOT applied",
     "CREATE INDEX alert_event_applied ON alert_event (received_at) WHERE applied",
+    # A trigger of an open alert is compared with the key's last applied event (`pulse.sources.apply`).
+    "CREATE INDEX alert_event_key ON alert_event (source_id, dedup_key, id) WHERE applied",
     "ALTER TABLE oncall_alert ALTER COLUMN incident_id DROP NOT NULL",
     "ALTER TABLE oncall_alert ADD COLUMN source_id BIGINT REFERENCES alert_source (id) ON DELETE CASCADE",
     "ALTER TABLE oncall_alert ADD COLUMN dedup_key VARCHAR(255)",

@@ -30,6 +30,7 @@ WAITING = """
 UPDATE alert_event SET applied = true WHERE source_id = %s AND NOT applied
 RETURNING id, received_at, action, dedup_key, summary, severity, labels, details
 """
+_FIELDS = ("id", "received_at", "action", "dedup_key", "summary", "severity", "labels", "details")  # of WAITING
 PREVIOUS = """
 SELECT summary, severity, labels, details FROM alert_event
 WHERE source_id = %s AND dedup_key = %s AND applied AND id < %s
@@ -51,9 +52,6 @@ def apply(source_id: int, now: datetime, settings: Settings | None = None) -> Ou
             notifications += outcome.notifications
             events += outcome.events
     return Outcome(notifications=notifications, events=events)
-
-
-_FIELDS = ("id", "received_at", "action", "dedup_key", "summary", "severity", "labels", "details")
 
 
 def _apply(source: AlertSource, event: AlertEvent, now: datetime, settings: Settings | None) -> Outcome:

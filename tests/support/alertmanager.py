@@ -49,7 +49,6 @@ received".
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -149,16 +148,3 @@ class Alertmanager(Harness):
         answer.raise_for_status()
         alerts: list[dict[str, Any]] = answer.json()
         return alerts
-
-    def tail(self) -> str:
-        """The last lines of its log."""
-        return self.daemon.tail() if self.daemon else "(not started)"
-
-    def close(self) -> str | None:
-        """Stop it and remove its directory; a report if it had exited on its own, else None."""
-        died = None
-        if self.daemon is not None:
-            died = self.daemon.died()
-            self.daemon.stop()
-        shutil.rmtree(self.directory, ignore_errors=True)
-        return died

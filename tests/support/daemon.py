@@ -120,15 +120,25 @@ class Daemon:
 class Harness:
     """What a daemon's harness is as a context manager: on a failure inside it, the daemon's log
     tail is added to the error; on leaving, `close`, and a daemon that had exited on its own is an
-    error of its own. A harness sets ``name``, ``url`` and ``daemon`` and gives `close`."""
+    error of its own. A harness sets ``name``, ``url``, ``daemon`` and ``directory`` (its files)."""
 
     name: str
     url: str
     daemon: Daemon | None
+    directory: Path
+
+    def tail(self) -> str:
+        """The last lines of its log."""
+        return self.daemon.tail() if self.daemon else "(not started)"
 
     def close(self) -> str | None:
-        """Stop the daemon and remove what it made; a report if it had exited on its own."""
-        raise NotImplementedError
+        """Stop the daemon and remove its directory; a report if it had exited on its own, else None."""
+        died = None
+        if self.daemon is not None:
+            died = self.daemon.died()
+            self.daemon.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+        return died
 
     def __enter__(self) -> Self:
         return self

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import math
 import secrets
-import shutil
 import subprocess
 import tempfile
 import time
@@ -140,18 +139,10 @@ class Prometheus(Harness):
         message = f"Prometheus did not scrape {name} = {series}: {self.value(name)}"
         raise AssertionError(self.daemon.report(message) if self.daemon else message)
 
-    def tail(self) -> str:
-        """The last lines of its log."""
-        return self.daemon.tail() if self.daemon else "(not started)"
-
     def close(self) -> str | None:
         """Stop it and its exporter, remove its directory; a report if it had exited on its own."""
-        died = None
-        if self.daemon is not None:
-            died = self.daemon.died()
-            self.daemon.stop()
+        died = super().close()
         self.exporter.__exit__(None, None, None)
-        shutil.rmtree(self.directory, ignore_errors=True)
         return died
 
 

@@ -4,8 +4,12 @@ it is stored on the component row, how one check of it runs, and how `pulse chec
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from pydantic import Field, field_validator
 
 from pulse.net import AddressPolicy
 from pulse.spec import Strict
@@ -22,6 +26,35 @@ CLEARED: dict[str, Any] = {
     "body": None,
     "target": None,
 }
+
+
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+
+def host(value: str) -> str:
+    """A host name (letters, digits, hyphens, dots) or an IP address, nothing else: no scheme,
+    no port, no path."""
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    name = value.removesuffix(".")
+    if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in name.split(".")):
+        raise ValueError("not a host name or an IP address (write the port in port, and no scheme)")
+    return value
+
+
+class Address(Strict):
+    """The ``host`` and ``port`` fields, for the kinds that connect to one (a kind without a port
+    says so in its `Kind.problems`)."""
+
+    host: str | None = Field(None, max_length=253)
+    port: int | None = Field(None, ge=1, le=65535)
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str | None) -> str | None:
+        return value if value is None else host(value)
 
 
 @dataclasses.dataclass(frozen=True)

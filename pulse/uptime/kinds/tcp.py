@@ -21,8 +21,6 @@ in the component's ``target`` column.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
-import re
 import socket
 import ssl
 import time
@@ -30,23 +28,21 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints
 
 from pulse.models import utcnow
 from pulse.net import AddressPolicy, AddressRefused, Response
 from pulse.net.dial import Dial, context, expiration_ms
 from pulse.net.exchange import describe
 from pulse.net.urls import FetchError
-from pulse.spec import Strict
 from pulse.uptime import conditions
 from pulse.uptime.check import CheckResult, judge
-from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
+from pulse.uptime.kinds.kind import CLEARED, Address, Kind, Stored, host
 
 DEFAULT_CONDITIONS = ("[CONNECTED] == true",)
 PLACEHOLDERS = frozenset({"[CONNECTED]", "[RESPONSE_TIME]", "[BODY]", "[IP]", "[CERTIFICATE_EXPIRATION]"})
 MAX_REPLY = 64 * 1024  # bytes of a reply read
 MAX_SEND = 65536  # characters of a payload
-_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,35 +67,15 @@ class Target:
     timeout_s: float = 10.0
 
 
-def host(value: str) -> str:
-    """A host name (letters, digits, hyphens, dots) or an IP address, nothing else: no scheme,
-    no port, no path."""
-    try:
-        return str(ipaddress.ip_address(value))
-    except ValueError:
-        pass
-    name = value.removesuffix(".")
-    if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in name.split(".")):
-        raise ValueError("not a host name or an IP address (write the port in port, and no scheme)")
-    return value
-
-
 Payload = Annotated[str, StringConstraints(strip_whitespace=False)]  # "PING\r\n" is sent as written
 
 
-class Fields(Strict):
+class Fields(Address):
     """A tcp check's fields in the configuration file."""
 
-    host: str | None = Field(None, max_length=253)
-    port: int | None = Field(None, ge=1, le=65535)
     send: Payload | None = Field(None, min_length=1, max_length=MAX_SEND)
     tls: bool = False
     verify: bool = True
-
-    @field_validator("host")
-    @classmethod
-    def _host(cls, value: str | None) -> str | None:
-        return value if value is None else host(value)
 
 
 def problems(spec: Fields) -> list[str]:

@@ -1,4 +1,4 @@
-"""`pulse status`: each component's status (colored on a terminal), last check, response time,
+"""`pulse status`: each component's kind, status (colored on a terminal), last check, response time,
 uptime over 24 hours, 7 and 30 days, and open incident."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATI
 @click.argument("organization", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(organization: str | None, as_json: bool) -> None:
-    """Each component (of ORGANIZATION, a slug, if given): status, last check, last response time,
+    """Each component (of ORGANIZATION, a slug, if given): how it is checked (an endpoint's kind:
+    http, tcp…; heartbeat for a heartbeat monitor), status, last check, last response time,
     uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
     open incident. A heartbeat monitor shows its last ping and its next deadline instead of its
     last check and response time, and after the deadline its cron expression and time zone if it
@@ -61,6 +62,7 @@ def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
     shown = Table(
         Column("component", no_wrap=True),
         *names,
+        Column("kind", no_wrap=True),
         Column("status", no_wrap=True),
         *(Column(name, justify="right", no_wrap=True) for name in ("checked", "response", "up 24h", "up 7d", "up 30d")),
         Column("incident" if narrow else "open incident"),
@@ -89,6 +91,7 @@ def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
     values = [
         f"{r['organization']}/{r['key']}",
         *([] if narrow else [r["name"]]),
+        r["kind"] or ("heartbeat" if r["type"] == "HEARTBEAT" else None),
         shown,
         ago(checked, now) if checked else "never",
         response,

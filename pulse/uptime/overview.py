@@ -1,4 +1,4 @@
-"""The overview `pulse status` shows: each component's status, last check (a heartbeat monitor's
+"""The overview `pulse status` shows: each component's status, check kind (an endpoint's), last check (a heartbeat monitor's
 last ping, next deadline, and cron expression and time zone if it has them), open incident and
 uptime over 24 hours, 7 days and 30 days, in one query."""
 
@@ -52,7 +52,7 @@ WITH counted AS (
     FROM counted
     GROUP BY component_id
 )
-SELECT o.slug, c.key, c.name, c.type, c.status, c.status_since, c.paused, c.last_checked_at,
+SELECT o.slug, c.key, c.name, c.type, c.kind, c.status, c.status_since, c.paused, c.last_checked_at,
        c.last_response_time_ms, i.id, i.title, i.started_at,
        (floor(10000.0 * u.up_24h / nullif(u.checks_24h, 0)) / 100)::float8,
        (floor(10000.0 * u.up_7d / nullif(u.checks_7d, 0)) / 100)::float8,
@@ -91,6 +91,7 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
         slug,
         key,
         name,
+        type_,
         kind,
         current,
         since,
@@ -113,7 +114,8 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
                 "organization": slug,
                 "key": key,
                 "name": name,
-                "type": kind,
+                "type": type_,
+                "kind": kind if type_ == "ENDPOINT" else None,  # how an endpoint is checked (http, tcp…)
                 "status": current,
                 "status_since": since.isoformat(),
                 "paused": paused,

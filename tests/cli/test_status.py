@@ -71,6 +71,7 @@ def test_json_keeps_its_keys_and_adds_uptime(components):
         "key",
         "name",
         "type",
+        "kind",
         "status",
         "status_since",
         "paused",
@@ -92,11 +93,28 @@ def test_the_table_has_a_line_per_component_and_no_escape_codes_when_piped(compo
     result = pulse("status")
     assert result.returncode == 0, result.stderr
     header, api, www, shop = (line.split() for line in result.stdout.splitlines())
-    assert header == "component name status checked response up 24h up 7d up 30d open incident".split()
-    assert api == "acme/api Public API MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00% #1 Public API is down".split()
-    assert www == "acme/www Website OPERATIONAL never - - - - -".split()
-    assert shop == "globex/shop Shop DEGRADED_PERFORMANCE never - - - - -".split()
+    assert header == "component name kind status checked response up 24h up 7d up 30d open incident".split()
+    assert (
+        api == "acme/api Public API http MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00% #1 Public API is down".split()
+    )
+    assert www == "acme/www Website http OPERATIONAL never - - - - -".split()
+    assert shop == "globex/shop Shop http DEGRADED_PERFORMANCE never - - - - -".split()
     assert "\x1b" not in result.stdout
+
+
+def test_each_endpoint_shows_its_check_kind(database):
+    acme = Organization.create(slug="acme", name="Acme")
+    Component.create(organization=acme, key="db", name="Database", kind="tcp", target={"host": "db", "port": 5432})
+    Component.create(organization=acme, key="www", name="Website", url="https://www.acme.example/")
+    Component.create(organization=acme, key="ops", name="Operations", type="SERVICE")
+
+    assert [(r["key"], r["kind"]) for r in overview()] == [("db", "tcp"), ("ops", None), ("www", "http")]
+    lines = pulse("status", COLUMNS="200").stdout.splitlines()
+    assert [line.split()[:3] for line in lines[1:]] == [
+        ["acme/db", "Database", "tcp"],
+        ["acme/ops", "Operations", "-"],
+        ["acme/www", "Website", "http"],
+    ]
 
 
 def test_statuses_are_colored_when_color_is_forced_unless_no_color(components):
@@ -130,12 +148,12 @@ def test_a_narrow_terminal_leaves_names_out_and_cuts_no_figure(components):
         return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).splitlines()
 
     wide = on_terminal("200")
-    assert wide[0].split() == "component name status checked response up 24h up 7d up 30d open incident".split()
+    assert wide[0].split() == "component name kind status checked response up 24h up 7d up 30d open incident".split()
 
     narrow = on_terminal("80")
-    assert narrow[0].split() == "component status checked response up 24h up 7d up 30d incident".split()
-    assert narrow[1].split()[:9] == "acme/api MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00%".split()
-    assert "globex/shop DEGRADED never - - - - -".split() in [line.split() for line in narrow]
+    assert narrow[0].split() == "component kind status checked response up 24h up 7d up 30d incident".split()
+    assert narrow[1].split()[:10] == "acme/api http MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00%".split()
+    assert "globex/shop http DEGRADED never - - - - -".split() in [line.split() for line in narrow]
     assert all(len(line) <= 80 for line in narrow)
 
 

@@ -183,7 +183,7 @@ def test_status_shows_the_last_ping_and_the_next_deadline(monitor):
     result = pulse("status", COLUMNS="200")
     assert result.returncode == 0, result.stderr
     line = result.stdout.splitlines()[1].split()
-    assert line[:7] == "acme/backup Backup OPERATIONAL 10m ago due in".split() and line[7] in ("59m", "1h")
+    assert line[:8] == "acme/backup Backup heartbeat OPERATIONAL 10m ago due in".split() and line[8] in ("59m", "1h")
     assert TOKEN not in result.stdout
 
 
@@ -198,10 +198,10 @@ def test_status_shows_a_cron_monitors_expression_and_time_zone_after_its_deadlin
     result = pulse("status", COLUMNS="200")
     assert result.returncode == 0, result.stderr
     line = result.stdout.splitlines()[1]
-    assert line.split()[:6] == "acme/backup Backup OPERATIONAL 10m ago due".split()
+    assert line.split()[:7] == "acme/backup Backup heartbeat OPERATIONAL 10m ago due".split()
     assert line.split(", ", 1)[1].split("  ")[0] == "cron 0 3 * * * Europe/Berlin"
     (shown,) = json.loads(pulse("status", "--json").stdout)
-    assert (shown["cron"], shown["time_zone"]) == ("0 3 * * *", "Europe/Berlin")
+    assert (shown["cron"], shown["time_zone"], shown["kind"]) == ("0 3 * * *", "Europe/Berlin", None)
 
 
 def test_the_file_declares_a_monitor_and_keeps_only_its_tokens_digest(database):

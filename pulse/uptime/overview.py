@@ -1,6 +1,6 @@
-"""The overview `pulse status` shows: each component's status, check kind (an endpoint's), last check (a heartbeat monitor's
-last ping, next deadline, and cron expression and time zone if it has them), open incident and
-uptime over 24 hours, 7 days and 30 days, in one query."""
+"""The overview `pulse status` shows: each component's status, check kind (an endpoint's), last
+check (a heartbeat monitor's last ping, next deadline, and cron expression and time zone if it has
+them), open incident and uptime over 24 hours, 7 days and 30 days, in one query."""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@
     PULSE_QUEUE_TYPE=quorum python tests/benchmarks/bench_uptime.py   # quorum queues, one node
     python tests/benchmarks/bench_uptime.py --cluster 3                # quorum queues, 3 nodes
     python tests/benchmarks/bench_uptime.py --url http://127.0.0.1:8080/   # a target of your own
+    python tests/benchmarks/bench_uptime.py --components 2000 --tcp 2000 --dns 2000   # other kinds beside
+    python tests/benchmarks/bench_uptime.py --components 0 --tcp 2000       # one kind alone: its CPU per check
 
 It migrates its own database (pulse_bench_uptime) and vhost, starts the target
 (tests/benchmarks/fast_target.py), times plain `requests` against it (a fresh connection per
@@ -19,6 +21,14 @@ With ``--url URL`` it checks that target instead (a local nginx, say, as a user 
 real sites; conditions ``[STATUS] < 400`` and ``[RESPONSE_TIME] < 1000``): duplicated requests are
 then not counted (they are counted at the benchmark's own target only), and the baseline times
 plain `requests` against that URL.
+
+With ``--tcp N`` and ``--dns N`` it adds N components of the tcp kind (connect to a local port and
+hang up) and N of the dns kind (an A query to a local UDP resolver), each kind spread over the
+interval on its own, against tests/benchmarks/fast_kinds.py; it prints checks/s, start lag, missed
+and duplicated (connections or queries the target saw beyond the checks recorded) for each kind,
+and times a plain client of each kind in one process (socket connect and close; dnspython's
+`dns.query.udp`) for its CPU per operation. The CPU per check is that of every kind together: run a
+kind alone (``--components 0``) for its own.
 
 With ``--logs FILE`` the workers log at INFO into FILE (a line per completed message among them)
 rather than at WARNING to nowhere: run it with and without, back to back, for what the lines cost.
@@ -35,9 +45,11 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -69,6 +81,10 @@ OWN = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'  # 
 OTHER = '["[STATUS] < 400", "[RESPONSE_TIME] < 1000"]'
 
 
+TCP = '["[CONNECTED] == true", "[RESPONSE_TIME] < 1000"]'
+DNS = '["[DNS_RCODE] == NOERROR", "[BODY] == 127.0.0.1", "[RESPONSE_TIME] < 1000"]'
+
+
 def start_target() -> tuple[subprocess.Popen, str]:
     """Start tests/benchmarks/fast_target.py: the process and the URL to check."""
     port = free_port()
@@ -85,6 +101,44 @@ def stop_target(target: subprocess.Popen) -> int:
     return json.loads(target.communicate(timeout=30)[0].splitlines()[-1])["requests"]
 
 
+def start_kinds_target() -> tuple[subprocess.Popen, int, int]:
+    """Start tests/benchmarks/fast_kinds.py: the process, its TCP port and its DNS port."""
+    tcp_port, dns_port = free_port(), free_port()
+    target = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests/benchmarks/fast_kinds.py"), str(tcp_port), str(dns_port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert target.stdout and target.stdout.readline().strip() == "ready"
+    return target, tcp_port, dns_port
+
+
+def stop_kinds_target(target: subprocess.Popen) -> dict[str, int]:
+    """Stop it; the connections and queries it answered, by kind."""
+    target.send_signal(signal.SIGTERM)
+    return json.loads(target.communicate(timeout=30)[0].splitlines()[-1])
+
+
+def plain_cpu_ms(operation: Callable[[], object], seconds: float = 5) -> tuple[int, float]:
+    """``operation`` repeated for ``seconds`` in this process: (times done, CPU milliseconds each)."""
+    done, deadline, cpu = 0, time.monotonic() + seconds, time.process_time()
+    while time.monotonic() < deadline:
+        operation()
+        done += 1
+    return done, (time.process_time() - cpu) * 1000 / done
+
+
+def plain_tcp(port: int) -> None:
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def plain_dns(port: int) -> None:
+    import dns.message
+    import dns.query
+
+    dns.query.udp(dns.message.make_query("c0.bench.example", "A"), "127.0.0.1", port=port, timeout=5)
+
+
 def baseline(url: str, seconds: float = 10) -> tuple[int, float]:
     """Plain `requests`, a fresh connection per request, one process: (requests made, requests/s)."""
     done, deadline = 0, time.monotonic() + seconds
@@ -95,10 +149,18 @@ def baseline(url: str, seconds: float = 10) -> tuple[int, float]:
     return done, done / (time.monotonic() - started)
 
 
+def organization(conn: psycopg.Connection) -> int:
+    """The benchmark's organization, created on first use."""
+    found = conn.execute("SELECT id FROM organization WHERE slug = 'bench'").fetchone()
+    if found:
+        return found[0]
+    return conn.execute("INSERT INTO organization (slug, name) VALUES ('bench', 'Bench') RETURNING id").fetchone()[0]
+
+
 def create_components(
     conn: psycopg.Connection, count: int, interval: int, url: str, first: datetime, conditions: str = OWN
 ) -> None:
-    org = conn.execute("INSERT INTO organization (slug, name) VALUES ('bench', 'Bench') RETURNING id").fetchone()[0]
+    org = organization(conn)
     with conn.cursor().copy(
         "COPY component (organization_id, key, name, url, interval_seconds, timeout_ms, conditions, next_check_at)"
         " FROM STDIN"
@@ -108,9 +170,44 @@ def create_components(
             copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, conditions, slot))
 
 
+def create_kind_components(
+    conn: psycopg.Connection, kind: str, count: int, interval: int, target: Callable[[int], dict], first: datetime
+) -> None:
+    """``count`` components of ``kind`` (tcp or dns), ``target(i)`` the i-th one's target column."""
+    org = organization(conn)
+    with conn.cursor().copy(
+        "COPY component (organization_id, key, name, kind, target, interval_seconds, timeout_ms, conditions,"
+        " next_check_at) FROM STDIN"
+    ) as copy:
+        for i in range(count):
+            slot = first + timedelta(seconds=interval * i / count)
+            row = (org, f"{kind}{i}", f"{kind} {i}", kind, json.dumps(target(i)), interval, 5000)
+            copy.write_row((*row, TCP if kind == "tcp" else DNS, slot))
+
+
+def dns_target(i: int, port: int) -> dict:
+    """The i-th dns component's target: an A query of its own name at the local resolver."""
+    return {"query": f"c{i}.bench.example", "record": "A", "resolver": f"127.0.0.1:{port}"}
+
+
+def expected_slots(count: int, interval: int, first: datetime, start: datetime, end: datetime) -> int:
+    """The slots of ``count`` components spread over ``interval`` from ``first`` due in [start, end)."""
+    expected = 0
+    for i in range(count):
+        offset = interval * i / count
+        first_in_window = max(0, -(-((start - first).total_seconds() - offset) // interval))
+        slot = offset + first_in_window * interval
+        while first + timedelta(seconds=slot) < end:
+            expected += 1
+            slot += interval
+    return expected
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--components", type=int, default=2000)
+    parser.add_argument("--components", type=int, default=2000, help="http components")
+    parser.add_argument("--tcp", type=int, default=0, metavar="N", help="tcp components beside")
+    parser.add_argument("--dns", type=int, default=0, metavar="N", help="dns components beside")
     parser.add_argument("--interval", type=int, default=20, help="seconds")
     parser.add_argument("--minutes", type=float, default=2)
     parser.add_argument("--processes", type=int, default=2)
@@ -136,11 +233,22 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
     reset(NAME)
     target, url = (None, args.url) if args.url else start_target()
     baseline_requests, plain = baseline(url)
+    kinds_target, tcp_port, dns_port = start_kinds_target() if args.tcp or args.dns else (None, 0, 0)
+    plain_kinds = {}  # kind: (operations the baseline made, its CPU ms per operation)
+    if args.tcp:
+        plain_kinds["tcp"] = plain_cpu_ms(lambda: plain_tcp(tcp_port))
+    if args.dns:
+        plain_kinds["dns"] = plain_cpu_ms(lambda: plain_dns(dns_port))
 
     boot = timedelta(seconds=20)
     first = datetime.now(UTC) + boot
+    counts = {"http": args.components, "tcp": args.tcp, "dns": args.dns}
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
         create_components(conn, args.components, args.interval, url, first, OWN if target else OTHER)
+        create_kind_components(
+            conn, "tcp", args.tcp, args.interval, lambda i: {"host": "127.0.0.1", "port": tcp_port}, first
+        )
+        create_kind_components(conn, "dns", args.dns, args.interval, lambda i: dns_target(i, dns_port), first)
     log = open(args.logs, "w") if args.logs else None  # closed once the workers stop
     workers, scheduler = start_pulse(env, args.processes, args.threads, log=log)
     try:
@@ -160,57 +268,77 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         if log:
             log.close()
         answered = stop_target(target) if target else None
-
-    with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
-        lags = [
-            row[0]
-            for row in conn.execute(
-                "SELECT extract(epoch FROM started_at - scheduled_at) FROM uptime_check"
-                " WHERE scheduled_at >= %s AND scheduled_at < %s",
-                (start, end),
-            )
-        ]
-        recorded_total = conn.execute("SELECT count(*) FROM uptime_check").fetchone()[0]
-        failed = conn.execute(
-            "SELECT count(*) FROM uptime_check WHERE scheduled_at >= %s AND scheduled_at < %s AND NOT success",
-            (start, end),
-        ).fetchone()[0]
-    expected = 0
-    for i in range(args.components):
-        offset = args.interval * i / args.components
-        first_in_window = max(0, -(-((start - first).total_seconds() - offset) // args.interval))
-        slot = offset + first_in_window * args.interval
-        while first + timedelta(seconds=slot) < end:
-            expected += 1
-            slot += args.interval
-    window = (end - start).total_seconds()
-    checks = len(lags)
-    per_check = [(a - b) / max(1, len(lags)) * 1000 for a, b in zip(after, before, strict=True)]
-    broker = f"{args.cluster}-node cluster" if args.cluster else "one node"
+        answered_kinds = stop_kinds_target(kinds_target) if kinds_target else {}
+    # What each target answered beyond its baseline's operations (None: not our target)
+    served = {"http": None if answered is None else answered - baseline_requests}
+    served |= {kind: answered_kinds[kind] - done for kind, (done, _) in plain_kinds.items()}
+    checks = report(args, env, counts, (first, start, end), served)
+    print(f"CPU per check     : {cpu(after, before, checks)}")
+    print(f"worker peak RSS   : {max(rss, default=0):.0f} MiB per process ({sum(rss):.0f} MiB together)")
+    rate = checks / (end - start).total_seconds()
     print(
-        f"\n{args.components} components every {args.interval} s for {args.minutes:g} min, "
+        f"baseline          : plain requests {plain:.0f} req/s in one process;"
+        f" Pulse {rate:.0f} checks/s = {rate / plain:.2f} x"
+    )
+    for kind, (_, plain_ms) in plain_kinds.items():
+        print(f"baseline {kind}      : a plain client's CPU per check {plain_ms:.3f} ms, in one process")
+
+
+def cpu(after: tuple[float, ...], before: tuple[float, ...], checks: int) -> str:
+    """The CPU per check of the workers, the scheduler, RabbitMQ and PostgreSQL, and the machine's."""
+    workers, scheduler, rabbit, postgres, machine = (
+        (a - b) / max(1, checks) * 1000 for a, b in zip(after, before, strict=True)
+    )
+    return (
+        f"{workers + scheduler + rabbit + postgres:.2f} ms (workers {workers:.2f}, scheduler {scheduler:.2f},"
+        f" RabbitMQ {rabbit:.2f}, PostgreSQL {postgres:.2f}); whole machine {machine:.2f} ms"
+    )
+
+
+def report(
+    args: argparse.Namespace,
+    env: dict[str, str],
+    counts: dict[str, int],
+    times: tuple[datetime, datetime, datetime],
+    served: dict[str, int | None],
+) -> int:
+    """Print each kind's checks/s, start lag, missed and duplicated checks in the window; returns
+    the checks of every kind in it. ``times``: the first slots, the window's start and end;
+    ``served``: what each kind's target answered beyond its baseline (None: not counted)."""
+    first, start, end = times
+    with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
+        rows = conn.execute(
+            "SELECT c.kind, extract(epoch FROM u.started_at - u.scheduled_at), u.success FROM uptime_check u"
+            " JOIN component c ON c.id = u.component_id WHERE u.scheduled_at >= %s AND u.scheduled_at < %s",
+            (start, end),
+        ).fetchall()
+        recorded = dict(
+            conn.execute(
+                "SELECT c.kind, count(*) FROM uptime_check u JOIN component c ON c.id = u.component_id GROUP BY 1"
+            ).fetchall()
+        )
+    window = (end - start).total_seconds()
+    broker = f"{args.cluster}-node cluster" if args.cluster else "one node"
+    shown = ", ".join(f"{count} {kind}" for kind, count in counts.items() if count)
+    print(
+        f"\n{shown} components every {args.interval} s for {args.minutes:g} min, "
         f"{args.processes} worker processes x {args.threads} threads, RabbitMQ {broker}, "
         f"{env.get('PULSE_QUEUE_TYPE', 'classic')} queues, workers log at {env['PULSE_LOG_LEVEL']}"
     )
-    print(f"checks/s          : {checks / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
-    print(
-        f"start lag         : p50 {percentile(lags, 0.5) * 1000:.0f} ms, p99 {percentile(lags, 0.99) * 1000:.0f} ms,"
-        f" max {max(lags, default=float('nan')) * 1000:.0f} ms"
-    )
-    # Every check makes one request and records one row: requests beyond the rows are duplicates.
-    duplicated = "not counted (not our target)" if answered is None else answered - baseline_requests - recorded_total
-    print(f"missed, duplicated: {expected - checks}, {duplicated}")
-    workers_ms, scheduler_ms, rabbit_ms, postgres_ms, machine_ms = per_check
-    print(
-        f"CPU per check     : {workers_ms + scheduler_ms + rabbit_ms + postgres_ms:.2f} ms (workers {workers_ms:.2f},"
-        f" scheduler {scheduler_ms:.2f}, RabbitMQ {rabbit_ms:.2f}, PostgreSQL {postgres_ms:.2f});"
-        f" whole machine {machine_ms:.2f} ms"
-    )
-    print(f"worker peak RSS   : {max(rss, default=0):.0f} MiB per process ({sum(rss):.0f} MiB together)")
-    print(
-        f"baseline          : plain requests {plain:.0f} req/s in one process; "
-        f"Pulse {checks / window:.0f} checks/s = {checks / window / plain:.2f} x"
-    )
+    for kind, count in counts.items():
+        if not count:
+            continue
+        lags = [lag for of, lag, _ in rows if of == kind]
+        failed = sum(1 for of, _, success in rows if of == kind and not success)
+        expected = expected_slots(count, args.interval, first, start, end)
+        p50, p99, most = (percentile(lags, 0.5), percentile(lags, 0.99), max(lags, default=float("nan")))
+        # Every check makes one request (connection, query) and records one row: beyond the rows are duplicates.
+        beyond = served.get(kind)
+        duplicated = "not counted (not our target)" if beyond is None else beyond - recorded.get(kind, 0)
+        print(f"{kind:4} checks/s     : {len(lags) / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
+        print(f"{kind:4} start lag    : p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {most * 1000:.0f} ms")
+        print(f"{kind:4} missed, dup. : {expected - len(lags)}, {duplicated}")
+    return len(rows)
 
 
 if __name__ == "__main__":

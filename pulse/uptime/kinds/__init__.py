@@ -11,10 +11,10 @@ A new kind is a module with its `Kind` entry, added to `KINDS` and to the bases 
 ``component.kind``.
 """
 
-from pulse.uptime.kinds import http, tcp
+from pulse.uptime.kinds import dns, http, tcp
 from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
 
 #: Every kind of check, by name.
-KINDS: dict[str, Kind] = {module.KIND.name: module.KIND for module in (http, tcp)}
+KINDS: dict[str, Kind] = {module.KIND.name: module.KIND for module in (http, tcp, dns)}
 
 __all__ = ["CLEARED", "KINDS", "Kind", "Stored"]

@@ -214,6 +214,20 @@ def test_the_system_resolver_is_held_to_the_policy_too(tmp_path, monkeypatch, tr
     assert tripwire == []
 
 
+def test_when_every_system_resolver_is_refused_the_error_says_so(tmp_path, monkeypatch, tripwire):
+    resolv_conf = tmp_path / "resolv.conf"
+    resolv_conf.write_text("nameserver 10.0.0.1\nnameserver 127.0.0.53\n")
+    monkeypatch.setattr(kind, "RESOLV_CONF", str(resolv_conf))
+
+    result = check(Target("acme.test"), policy=NO_PRIVATE)
+
+    assert result.error == (
+        "refused: 10.0.0.1 is a private address (allow it with PULSE_ALLOW_PRIVATE_TARGETS);"
+        f" every resolver in {resolv_conf} is refused: name an allowed one in the check's resolver field"
+    )
+    assert tripwire == []
+
+
 def test_the_first_allowed_system_resolver_is_asked(tmp_path, monkeypatch, server):
     resolv_conf = tmp_path / "resolv.conf"
     resolv_conf.write_text("nameserver 169.254.169.254\nnameserver 127.0.0.1\n")
@@ -233,7 +247,7 @@ def test_no_system_resolver_is_an_error(tmp_path, monkeypatch, tripwire):
 
     result = check(Target("acme.test"))
 
-    assert result.error == f"no answer from the system's resolvers: {empty} names none"
+    assert result.error == f"no system resolver: {empty} names none (name one in the check's resolver field)"
     assert tripwire == []
 
 

@@ -1,4 +1,4 @@
-"""Check kinds: one module per kind of uptime check (``http``, ``tcp``), each ending with its
+"""Check kinds: one module per kind of uptime check (``http``, ``tcp``, ``dns``), each ending with its
 `Kind` entry; `KINDS` is the one list of them. A kind says which fields the configuration file
 offers for it and how they are validated, how they are stored on the component row, which
 condition placeholders its checks resolve, how one check runs (pure of the database, returning

@@ -213,8 +213,7 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
             f"no answer from resolver {_joined(str(ip), port)} within {check.timeout_s} s"
         )
     except (dns.exception.DNSException, OSError, ValueError) as e:
-        where = f"resolver {_joined(ip, port)}" if ip else "the system's resolvers"
-        return Response(response_time_ms=_since(started), ip=ip), f"no answer from {where}: {_reason(e)}"
+        return Response(response_time_ms=_since(started), ip=ip), _reason(e, f"resolver {_joined(str(ip), port)}")
     return (
         Response(
             body=answer(reply, check.record).encode(),
@@ -279,16 +278,17 @@ def _positive(seconds: float) -> float:
     return seconds
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: Exception, resolver: str) -> str:
+    """What went wrong asking ``resolver`` (a timeout aside), in a few words."""
     if isinstance(error, dns.resolver.NoResolverConfiguration):
-        return f"{RESOLV_CONF} names none"
+        return f"no system resolver: {RESOLV_CONF} names none (name one in the check's resolver field)"
     if isinstance(error, ConnectionRefusedError):
-        return "connection refused"
+        return f"connection refused by {resolver}"
     if isinstance(error, OSError):
-        return error.strerror or type(error).__name__
+        return f"cannot reach {resolver}: {error.strerror or type(error).__name__}"
     if isinstance(error, dns.exception.DNSException):
-        return f"a malformed reply ({type(error).__name__})"
-    return type(error).__name__
+        return f"a malformed reply from {resolver} ({type(error).__name__})"
+    return f"cannot ask {resolver}: {error}"  # a ValueError: a name dnspython cannot encode
 
 
 def _since(started: float) -> float:

@@ -1,8 +1,8 @@
 """`pulse check`: run one uptime check now, of any kind, and show each condition's result.
 
 A target given on the command line is named by its kind's flag (`pulse.uptime.kinds`: ``--url``
-for http, ``--tcp`` for tcp) and built by its kind from the options; a configured component is
-checked by its own kind.
+for http, ``--tcp`` for tcp, ``--dns`` for dns) and built by its kind from the options; a configured
+component is checked by its own kind.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from pulse.config import get_settings
 @click.option("--tcp", help="Connect to this HOST:PORT ([IPv6]:PORT) instead of a configured component.")
 @click.option("--send", help="With --tcp: send this text once connected, and read the reply.")
 @click.option("--tls", is_flag=True, help="With --tcp: TLS on connect, the certificate verified.")
+@click.option("--dns", help="Ask a resolver about this domain name instead of a configured component.")
+@click.option("--type", "record_type", default="A", show_default=True, help="With --dns: the record type asked for.")
+@click.option("--resolver", help="With --dns: the resolver's IP[:PORT] ([IPv6]:PORT); the system's by default.")
 @click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
 @click.option("--method", default="GET", show_default=True)
 @click.option("--header", "-H", "headers", multiple=True, help="Name: value (repeat for more).")
@@ -32,6 +35,9 @@ def check_now(
     tcp: str | None,
     send: str | None,
     tls: bool,
+    dns: str | None,
+    record_type: str,
+    resolver: str | None,
     condition_texts: tuple[str, ...],
     method: str,
     headers: tuple[str, ...],
@@ -50,7 +56,7 @@ def check_now(
     from pulse.uptime import conditions, record
     from pulse.uptime.kinds import KINDS
 
-    named = {"url": url, "tcp": tcp}
+    named = {"url": url, "tcp": tcp, "dns": dns}
     given = [kind for kind in KINDS.values() if named.get(kind.flag)]
     if bool(key) + len(given) != 1:
         flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())
@@ -60,7 +66,9 @@ def check_now(
         if given:
             (kind,) = given
             options = {"timeout_s": timeout, "method": method, "headers": [_header(h) for h in headers]}
-            target = kind.command_line(str(named[kind.flag]), options | {"send": send, "tls": tls})
+            target = kind.command_line(
+                str(named[kind.flag]), options | {"send": send, "tls": tls, "record": record_type, "resolver": resolver}
+            )
             texts = list(condition_texts) or list(kind.default_conditions)
             extract: dict[str, str] = {}
         else:

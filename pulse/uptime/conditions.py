@@ -15,6 +15,8 @@ Placeholders (names are case-insensitive, as in Gatus):
 - `[IP]`: the IP the request connected to; empty when unknown.
 - `[CERTIFICATE_EXPIRATION]`: time until the TLS certificate expires, in whole milliseconds; 0 for
   plain HTTP.
+- `[DNS_RCODE]`: a DNS reply's response code (`NOERROR`, `NXDOMAIN`, `SERVFAIL`, `REFUSED`...);
+  empty when there was no reply. Only dns checks resolve it (`pulse.uptime.kinds.dns`).
 
 Functions: `len(p)` and `has(p)` on any placeholder, either side; `pat(glob)` and `any(a, b, ...)`
 on either side of `==` and `!=` (`any(200, 429) == [STATUS]` is `[STATUS] == any(200, 429)`).
@@ -71,8 +73,16 @@ MAX_LENGTH = 1000  # characters in a condition or a path
 
 OPERATORS = ("==", "!=", "<", "<=", ">", ">=")
 EQUALITY = ("==", "!=")
-PLACEHOLDERS = ("[STATUS]", "[RESPONSE_TIME]", "[BODY]", "[CONNECTED]", "[IP]", "[CERTIFICATE_EXPIRATION]")
-GATUS_ONLY = ("[DNS_RCODE]", "[DOMAIN_EXPIRATION]", "[CONTEXT]")
+PLACEHOLDERS = (
+    "[STATUS]",
+    "[RESPONSE_TIME]",
+    "[BODY]",
+    "[CONNECTED]",
+    "[IP]",
+    "[CERTIFICATE_EXPIRATION]",
+    "[DNS_RCODE]",
+)
+GATUS_ONLY = ("[DOMAIN_EXPIRATION]", "[CONTEXT]")
 FUNCTIONS = ("len", "has", "pat", "any")
 
 PATTERN_SHOWN = 25  # characters of a value shown beside pat(), as Gatus
@@ -772,6 +782,7 @@ _SIMPLE: dict[str, Callable[[Response], str]] = {
     "[CONNECTED]": lambda r: _bool(r.connected),
     "[IP]": lambda r: r.ip or "",
     "[CERTIFICATE_EXPIRATION]": lambda r: str(int(r.certificate_expiration_ms or 0)),
+    "[DNS_RCODE]": lambda r: r.dns_rcode or "",
 }
 
 

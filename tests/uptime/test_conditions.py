@@ -271,6 +271,11 @@ EVALUATIONS = [
     ("has([BODY].error) == false", body({"error": None}), True, None),
     ("has([BODY].status) == false", {"body": b"not json"}, True, None),
     ("has( [BODY].status ) == true", body({"status": 1}), True, None),
+    # [DNS_RCODE], a dns check's
+    ("[DNS_RCODE] == NOERROR", {"dns_rcode": "NOERROR"}, True, "[DNS_RCODE] (NOERROR) == NOERROR"),
+    ("[dns_rcode] == NOERROR", {"dns_rcode": "NXDOMAIN"}, False, "[dns_rcode] (NXDOMAIN) == NOERROR"),
+    ("[DNS_RCODE] == any(NOERROR, NXDOMAIN)", {"dns_rcode": "NXDOMAIN"}, True, None),
+    ("has([DNS_RCODE]) == false", {}, True, None),  # no DNS reply
 ]
 
 
@@ -306,7 +311,6 @@ INVALID = [
     ("[FOO].bar == 1", "unknown placeholder [FOO]"),
     ("len([NOPE]) == 1", "unknown placeholder [NOPE]"),
     ("[DOMAIN_EXPIRATION] > 720h", "Pulse does not support"),
-    ("[DNS_RCODE] == NOERROR", "Pulse does not support"),
     ("[CONTEXT].id == 1", "Pulse does not support"),
     ("[STATUS].code == 200", "[STATUS] takes no JSON path"),
     ("STATUS == 200", "no placeholder"),

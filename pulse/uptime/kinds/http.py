@@ -25,11 +25,11 @@ from pulse.models import utcnow
 from pulse.net import AddressPolicy, Request, fetch
 from pulse.spec import Strict, header, http_url
 from pulse.uptime.check import CheckResult, judge
-from pulse.uptime.conditions import PLACEHOLDERS
 from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 DEFAULT_CONDITIONS = ("[STATUS] < 400",)
+PLACEHOLDERS = frozenset({"[STATUS]", "[RESPONSE_TIME]", "[BODY]", "[CONNECTED]", "[IP]", "[CERTIFICATE_EXPIRATION]"})
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 
 
@@ -100,7 +100,7 @@ def command_line(url: str, options: Mapping[str, Any]) -> Request:
 KIND = Kind(
     name="http",
     fields=Fields,
-    placeholders=frozenset(PLACEHOLDERS),
+    placeholders=PLACEHOLDERS,
     default_conditions=DEFAULT_CONDITIONS,
     problems=problems,
     stored=stored,

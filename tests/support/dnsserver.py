@@ -1,0 +1,157 @@
+"""A local DNS server answering from a small zone, over UDP and TCP on one port, for dns checks.
+
+    with DNSServer({("acme.test.", "A"): ["192.0.2.10"]}) as server:
+        check(Target("acme.test", "A", ("127.0.0.1", server.port)))
+        assert server.queries == [("udp", "acme.test.", "A")]
+
+Built on dnspython (`dns.message`), so the wire format is dnspython's, not the test's. A name in
+the zone with another type answers NOERROR with no records; a name not in it, NXDOMAIN; a name in
+``servfail``, SERVFAIL. A name with a CNAME answers the CNAME, followed within the zone, for any
+other type. A UDP reply over 512 bytes (the limit of a query without EDNS, RFC 1035 section 4.2.1)
+is sent empty with the TC bit set, so the client must ask again over TCP. With ``silent`` the
+server reads each query and never answers. ``queries`` is every question read: (transport, name,
+type). One thread serves both sockets; closing wakes it through a socketpair, not a timer.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import struct
+import threading
+from types import TracebackType
+
+import dns.flags
+import dns.message
+import dns.name
+import dns.rcode
+import dns.rdatatype
+import dns.rrset
+
+UDP_LIMIT = 512  # bytes of a UDP reply to a query without EDNS
+Zone = dict[tuple[str, str], list[str]]  # (name with its final dot, type): the records' texts
+
+
+class DNSServer:
+    def __init__(
+        self, zone: Zone | None = None, *, host: str = "127.0.0.1", servfail: tuple[str, ...] = (), silent: bool = False
+    ) -> None:
+        self.zone = zone or {}
+        self.servfail = {dns.name.from_text(name) for name in servfail}
+        self.silent = silent
+        self.queries: list[tuple[str, str, str]] = []
+        self.lock = threading.Lock()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.udp, self.tcp = _bound_pair(host, family)
+        self.port = self.udp.getsockname()[1]
+        self.wake_read, self.wake_write = socket.socketpair()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> DNSServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.wake_write.send(b"x")
+        self.thread.join(5)
+        for sock in (self.udp, self.tcp, self.wake_read, self.wake_write):
+            sock.close()
+
+    def seen(self, transport: str) -> list[tuple[str, str]]:
+        """The questions read over ``transport`` (udp or tcp): (name, type)."""
+        with self.lock:
+            return [(name, kind) for over, name, kind in self.queries if over == transport]
+
+    def _serve(self) -> None:
+        while True:
+            readable, _, _ = select.select([self.udp, self.tcp, self.wake_read], [], [])
+            if self.wake_read in readable:
+                return
+            if self.udp in readable:
+                data, peer = self.udp.recvfrom(65535)
+                reply = self._reply(data, "udp")
+                if reply is not None:
+                    self.udp.sendto(reply, peer)
+            if self.tcp in readable:
+                connection, _ = self.tcp.accept()
+                with connection:
+                    self._answer_tcp(connection)
+
+    def _answer_tcp(self, connection: socket.socket) -> None:
+        connection.settimeout(5)
+        try:
+            (length,) = struct.unpack("!H", _read(connection, 2))
+            reply = self._reply(_read(connection, length), "tcp")
+            if reply is not None:
+                connection.sendall(struct.pack("!H", len(reply)) + reply)
+        except (OSError, struct.error):
+            pass  # the client went away
+
+    def _reply(self, data: bytes, transport: str) -> bytes | None:
+        query = dns.message.from_wire(data)
+        question = query.question[0]
+        with self.lock:
+            self.queries.append((transport, question.name.to_text(), dns.rdatatype.to_text(question.rdtype)))
+        if self.silent:
+            return None
+        response = dns.message.make_response(query)
+        response.flags |= dns.flags.RA
+        if question.name in self.servfail:
+            response.set_rcode(dns.rcode.SERVFAIL)
+        else:
+            self._answer(response, question.name, question.rdtype)
+        wire = response.to_wire()
+        if transport == "udp" and len(wire) > UDP_LIMIT:
+            truncated = dns.message.make_response(query)
+            truncated.flags |= dns.flags.TC | dns.flags.RA
+            wire = truncated.to_wire()
+        return wire
+
+    def _answer(self, response: dns.message.Message, name: dns.name.Name, rdtype: int) -> None:
+        names = {dns.name.from_text(owner) for owner, _ in self.zone}
+        for _ in range(8):  # a CNAME chain, followed within the zone
+            if name not in names:
+                if not response.answer:
+                    response.set_rcode(dns.rcode.NXDOMAIN)
+                return
+            records = self._records(name, rdtype)
+            if records is not None or rdtype == dns.rdatatype.CNAME:
+                if records is not None:
+                    response.answer.append(records)
+                return
+            alias = self._records(name, dns.rdatatype.CNAME)
+            if alias is None:
+                return  # the name exists, without records of that type: NOERROR, no answer
+            response.answer.append(alias)
+            name = alias[0].target
+
+    def _records(self, name: dns.name.Name, rdtype: int) -> dns.rrset.RRset | None:
+        texts = self.zone.get((name.to_text(), dns.rdatatype.to_text(rdtype)))
+        return None if texts is None else dns.rrset.from_text_list(name, 300, "IN", rdtype, texts)
+
+
+def _bound_pair(host: str, family: socket.AddressFamily) -> tuple[socket.socket, socket.socket]:
+    """A UDP socket and a listening TCP socket on the same free port."""
+    for _ in range(20):
+        udp = socket.socket(family, socket.SOCK_DGRAM)
+        udp.bind((host, 0))
+        tcp = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            tcp.bind((host, udp.getsockname()[1]))
+        except OSError:  # the TCP port is taken: try another
+            udp.close()
+            tcp.close()
+            continue
+        tcp.listen()
+        return udp, tcp
+    raise OSError("no port free for both UDP and TCP")
+
+
+def _read(connection: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            raise OSError("closed")
+        data += chunk
+    return data

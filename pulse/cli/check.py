@@ -1,8 +1,8 @@
 """`pulse check`: run one uptime check now, of any kind, and show each condition's result.
 
 A target given on the command line is named by its kind's flag (`pulse.uptime.kinds`: ``--url``
-for http, ``--tcp`` for tcp) and built by its kind from the options; a configured component is
-checked by its own kind.
+for http, ``--tcp`` for tcp, ``--cert`` for tls, since ``--tls`` is tcp's TLS on connect) and
+built by its kind from the options; a configured component is checked by its own kind.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from pulse.config import get_settings
 @click.option("--tcp", help="Connect to this HOST:PORT ([IPv6]:PORT) instead of a configured component.")
 @click.option("--send", help="With --tcp: send this text once connected, and read the reply.")
 @click.option("--tls", is_flag=True, help="With --tcp: TLS on connect, the certificate verified.")
+@click.option("--cert", help="Read and verify the certificate of HOST[:PORT] (a tls check).")
+@click.option("--starttls", type=click.Choice(["smtp", "imap", "postgres"]), help="With --cert: STARTTLS first.")
 @click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
 @click.option("--method", default="GET", show_default=True)
 @click.option("--header", "-H", "headers", multiple=True, help="Name: value (repeat for more).")
@@ -32,6 +34,8 @@ def check_now(
     tcp: str | None,
     send: str | None,
     tls: bool,
+    cert: str | None,
+    starttls: str | None,
     condition_texts: tuple[str, ...],
     method: str,
     headers: tuple[str, ...],
@@ -50,7 +54,7 @@ def check_now(
     from pulse.uptime import conditions, record
     from pulse.uptime.kinds import KINDS
 
-    named = {"url": url, "tcp": tcp}
+    named = {"url": url, "tcp": tcp, "cert": cert}
     given = [kind for kind in KINDS.values() if named.get(kind.flag)]
     if bool(key) + len(given) != 1:
         flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())
@@ -60,7 +64,8 @@ def check_now(
         if given:
             (kind,) = given
             options = {"timeout_s": timeout, "method": method, "headers": [_header(h) for h in headers]}
-            target = kind.command_line(str(named[kind.flag]), options | {"send": send, "tls": tls})
+            more = {"send": send, "tls": tls, "starttls": starttls}
+            target = kind.command_line(str(named[kind.flag]), options | more)
             texts = list(condition_texts) or list(kind.default_conditions)
             extract: dict[str, str] = {}
         else:

@@ -15,6 +15,8 @@ Placeholders (names are case-insensitive, as in Gatus):
 - `[IP]`: the IP the request connected to; empty when unknown.
 - `[CERTIFICATE_EXPIRATION]`: time until the TLS certificate expires, in whole milliseconds; 0 for
   plain HTTP.
+- `[CERTIFICATE_VALID]`: `true` when the certificate's chain and name verified, else `false`, shown
+  with the reason (`[CERTIFICATE_VALID] (false: certificate has expired) == true`); tls checks only.
 
 Functions: `len(p)` and `has(p)` on any placeholder, either side; `pat(glob)` and `any(a, b, ...)`
 on either side of `==` and `!=` (`any(200, 429) == [STATUS]` is `[STATUS] == any(200, 429)`).
@@ -71,7 +73,15 @@ MAX_LENGTH = 1000  # characters in a condition or a path
 
 OPERATORS = ("==", "!=", "<", "<=", ">", ">=")
 EQUALITY = ("==", "!=")
-PLACEHOLDERS = ("[STATUS]", "[RESPONSE_TIME]", "[BODY]", "[CONNECTED]", "[IP]", "[CERTIFICATE_EXPIRATION]")
+PLACEHOLDERS = (
+    "[STATUS]",
+    "[RESPONSE_TIME]",
+    "[BODY]",
+    "[CONNECTED]",
+    "[IP]",
+    "[CERTIFICATE_EXPIRATION]",
+    "[CERTIFICATE_VALID]",
+)
 GATUS_ONLY = ("[DNS_RCODE]", "[DOMAIN_EXPIRATION]", "[CONTEXT]")
 FUNCTIONS = ("len", "has", "pat", "any")
 
@@ -384,6 +394,8 @@ def _check_ordering(placeholder: Placeholder, operator: str) -> None:
         raise _ParseError(f"has() is true or false: compare it with == or !=, not {operator}")
     if placeholder.function is None and placeholder.name == "[CONNECTED]":
         raise _ParseError(f"[CONNECTED] is true or false: compare it with == or !=, not {operator}")
+    if placeholder.function is None and placeholder.name == "[CERTIFICATE_VALID]":
+        raise _ParseError(f"[CERTIFICATE_VALID] is true or false: compare it with == or !=, not {operator}")
     if placeholder.function is None and placeholder.name == "[IP]":
         raise _ParseError(f"[IP] is an address: compare it with == or != (pat() and any() help), not {operator}")
 
@@ -679,6 +691,7 @@ def evaluate(condition: Condition, response: Response) -> Result:
         left_number, right_number = _operand_number(condition.left, left), _operand_number(condition.right, right)
         success = left_number is not None and right_number is not None and _COMPARE[operator](left_number, right_number)
         left, right = _number_shown(condition.left, left_number), _number_shown(condition.right, right_number)
+    left, right = _noted(condition.left, left, response), _noted(condition.right, right, response)
     limit = PATTERN_SHOWN if isinstance(condition.right, Glob) else VALUE_SHOWN
     sides = [_shown(condition.left, left, limit), _shown(condition.right, right, VALUE_SHOWN)]
     if condition.swapped:
@@ -714,6 +727,14 @@ def _number_shown(operand: Operand, number: int | float | None) -> str | None:
     if isinstance(operand, Placeholder) and operand.name == "[CERTIFICATE_EXPIRATION]" and not operand.function:
         return _duration_text(number, whole_seconds=True)
     return _number_text(number)
+
+
+def _noted(operand: Operand, value: str | None, response: Response) -> str | None:
+    """A value with the reason that goes with it: `[CERTIFICATE_VALID]`'s false with why."""
+    problem = response.certificate_problem
+    if value != "false" or not problem or not isinstance(operand, Placeholder) or operand.function:
+        return value
+    return f"false: {problem}" if operand.name == "[CERTIFICATE_VALID]" else value
 
 
 def _shown(operand: Operand, value: str | None, limit: int) -> str:
@@ -772,6 +793,7 @@ _SIMPLE: dict[str, Callable[[Response], str]] = {
     "[CONNECTED]": lambda r: _bool(r.connected),
     "[IP]": lambda r: r.ip or "",
     "[CERTIFICATE_EXPIRATION]": lambda r: str(int(r.certificate_expiration_ms or 0)),
+    "[CERTIFICATE_VALID]": lambda r: _bool(r.certificate_valid is True),
 }
 
 

@@ -21,7 +21,7 @@ from pulse.uptime.kinds import KINDS
 from pulse.uptime.kinds.tls import DEFAULT_CONDITIONS, Target, run
 from tests.support.certs import Authority
 from tests.support.cli import pulse
-from tests.support.env import ENV
+from tests.support.env import ENV, HOST
 from tests.support.scripted import CLOSE, IMAP, LINE, POSTGRES, SMTP, ScriptedServer
 from tests.support.target import closed_port
 from tests.support.tcpserver import TCPServer
@@ -228,17 +228,18 @@ def test_a_plain_server_is_a_tls_error():
 
 
 def test_the_local_postgresql_answers_the_ssl_request():
-    """The real PostgreSQL on 127.0.0.1:5432: its certificate when it has SSL on, else a clear refusal."""
+    """The real PostgreSQL the tests use (port 5432): its certificate when it has SSL on, else a clear
+    refusal. Its configuration is only read."""
     with psycopg.connect(ENV["PULSE_DATABASE_URL"].rsplit("/", 1)[0] + "/postgres") as connection:
         ssl_on = connection.execute("SHOW ssl").fetchone()[0] == "on"
 
-    result = check(Target("127.0.0.1", 5432, starttls="postgres", timeout_s=5), ["[CONNECTED] == true"])
+    result = check(Target(HOST, 5432, starttls="postgres", timeout_s=5), ["[CONNECTED] == true"])
 
     if ssl_on:
         assert (result.error, result.response.connected) == (None, True)
         assert result.response.certificate_expiration_ms is not None
     else:
-        assert result.error == "127.0.0.1 does not offer SSL (postgres answered N to SSLRequest)"
+        assert result.error == f"{HOST} does not offer SSL (postgres answered N to SSLRequest)"
 
 
 def test_a_refused_address_sees_no_packet(authority):

@@ -28,6 +28,7 @@ from pulse.net.urls import FetchError
 PROTOCOLS = ("smtp", "imap", "postgres")
 MAX_READ = 64 * 1024  # bytes the server may send before its go-ahead
 MAX_LINE = 4096  # bytes in one line (SMTP's limit is 512, IMAP's is larger)
+MAX_LINES = 100  # lines in one reply (SMTP) or before the tagged one (IMAP)
 SHOWN = 80  # characters of a server's answer shown in an error
 SSL_REQUEST = struct.pack("!ii", 8, 80877103)  # PostgreSQL's SSLRequest: length, then 1234 << 16 | 5679
 
@@ -64,7 +65,7 @@ class _Reader:
         """One line, without its line ending."""
         while b"\n" not in self.buffer:
             if len(self.buffer) > MAX_LINE:
-                raise self.unexpected(self.buffer)
+                raise StartTLSError(f"{self.host} sent a line of more than {MAX_LINE} bytes ({self.protocol})")
             self._more()
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line.rstrip(b"\r")
@@ -122,8 +123,8 @@ def _smtp_reply(reader: _Reader, expected: str) -> tuple[bytes, list[bytes]]:
         texts.append(found.group(3))
         if found.group(2) == b" ":
             return code, texts
-        if len(texts) > 100:
-            raise reader.unexpected(line, expected)
+        if len(texts) >= MAX_LINES:
+            raise StartTLSError(f"{reader.host} sent an smtp reply of more than {MAX_LINES} lines")
 
 
 def _smtp(reader: _Reader) -> None:
@@ -151,7 +152,7 @@ def _imap(reader: _Reader) -> None:
             raise StartTLSError(f"{reader.host} refused STARTTLS (imap): {shown(greeting)}")
         raise reader.unexpected(greeting, "a '* OK' greeting")
     _send(reader, b"a1 STARTTLS\r\n")
-    for _ in range(100):
+    for _ in range(MAX_LINES):
         line = reader.line()
         if line.startswith(b"* "):
             continue  # an untagged answer (CAPABILITY…) before the tagged one

@@ -5,8 +5,8 @@ side of SMTP, IMAP and PostgreSQL (`SMTP`, `IMAP`, `POSTGRES`), or any misbehavi
         check(Target("localhost", server.port, starttls="smtp"))
         assert server.received[1] == b"STARTTLS\\r\\n"
 
-A step is bytes to send, `LINE` to read one line, a number of bytes to read, or `CLOSE` to hang
-up there. After the last
+A step is bytes to send, `LINE` to read one line, a number of bytes to read, a `Pause` (cut
+short when the server closes), or `CLOSE` to hang up there. After the last
 step comes the TLS handshake (with ``tls``; none without), then the server reads until the client
 hangs up. ``received`` holds what each read step got (every connection's, in order);
 ``handshakes`` counts the handshakes completed. The lifecycle is `TCPServer`'s.
@@ -14,6 +14,7 @@ hangs up. ``received`` holds what each read step got (every connection's, in ord
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import ssl
 from collections.abc import Sequence
@@ -22,7 +23,14 @@ from tests.support.tcpserver import TCPServer
 
 LINE = "line"
 CLOSE = "close"
-Step = bytes | str | int
+
+
+@dataclasses.dataclass(frozen=True)
+class Pause:
+    seconds: float
+
+
+Step = bytes | str | int | Pause
 
 SMTP: tuple[Step, ...] = (
     b"220 mail.test ESMTP ready\r\n",
@@ -57,6 +65,9 @@ class ScriptedServer(TCPServer):
                     continue
                 if step == CLOSE:
                     return
+                if isinstance(step, Pause):
+                    self.closing.wait(step.seconds)
+                    continue
                 data = reader.readline() if step == LINE else reader.read(int(step))
                 with self.lock:
                     self.received.append(data)

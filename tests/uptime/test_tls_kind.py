@@ -22,7 +22,7 @@ from pulse.uptime.kinds.tls import DEFAULT_CONDITIONS, Target, run
 from tests.support.certs import Authority
 from tests.support.cli import pulse
 from tests.support.env import ENV, HOST
-from tests.support.scripted import CLOSE, IMAP, LINE, POSTGRES, SMTP, ScriptedServer
+from tests.support.scripted import CLOSE, IMAP, LINE, POSTGRES, SMTP, Pause, ScriptedServer
 from tests.support.target import closed_port
 from tests.support.tcpserver import TCPServer
 from tests.support.wait import wait_for
@@ -217,6 +217,38 @@ def test_a_silent_server_is_bounded_by_the_timeout():
     assert 1.0 <= took < 4
     assert result.error == "no smtp answer from 127.0.0.1 within 0.5 s"
     assert plain.error == "timed out after 0.5 s"
+
+
+def test_a_server_trickling_bytes_is_bounded_by_the_whole_timeout_not_each_read():
+    trickle = (b"220-", *[step for _ in range(200) for step in (Pause(0.05), b"x")])  # 10 s in all
+    with ScriptedServer(trickle) as server:
+        started = time.monotonic()
+        result = check(Target("127.0.0.1", server.port, starttls="smtp", timeout_s=1))
+        took = time.monotonic() - started
+
+    assert 1 <= took < 2
+    assert result.error == "no smtp answer from 127.0.0.1 within 1 s"
+
+
+@pytest.mark.parametrize(
+    ("protocol", "flood", "error"),
+    [
+        ("smtp", b"220-flood\r\n" * 200, "127.0.0.1 sent an smtp reply of more than 100 lines"),
+        ("smtp", b"x" * 10_000, "127.0.0.1 sent a line of more than 4096 bytes (smtp)"),
+        ("imap", b"* OK hi\r\n" + b"* noise\r\n" * 200, "127.0.0.1 never answered 'a1 STARTTLS' (imap)"),
+        (
+            "imap",
+            b"* OK hi\r\n" + (b"* " + b"n" * 4000 + b"\r\n") * 20,
+            "127.0.0.1 sent more than 65536 bytes before imap STARTTLS",
+        ),
+    ],
+)
+def test_a_flood_is_bounded(protocol, flood, error):
+    script = (flood, LINE) if protocol == "imap" else (flood,)
+    with ScriptedServer(script) as server:
+        result = check(Target("127.0.0.1", server.port, starttls=protocol, timeout_s=5))
+
+    assert result.error is not None and result.error.startswith(error), result.error
 
 
 def test_a_plain_server_is_a_tls_error():

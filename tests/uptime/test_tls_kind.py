@@ -425,6 +425,20 @@ def test_pulse_check_cert_verifies_against_the_system_store(authority):
     assert re.match(r"FAIL  \[CERTIFICATE_EXPIRATION\] \(47h5\dm\d+s\) > 336h", expiring.stdout.splitlines()[1])
 
 
+@pytest.mark.parametrize(
+    ("address", "starttls", "expected"),
+    [
+        ("www.acme.example", None, Target("www.acme.example", 443, timeout_s=3)),
+        ("mail.acme.example", "smtp", Target("mail.acme.example", 25, "smtp", timeout_s=3)),
+        ("mail.acme.example:587", "smtp", Target("mail.acme.example", 587, "smtp", timeout_s=3)),
+        ("[::1]:993", None, Target("::1", 993, timeout_s=3)),
+        ("db.internal", "postgres", Target("db.internal", 5432, "postgres", timeout_s=3)),
+    ],
+)
+def test_the_command_line_port_defaults_to_the_protocol_s(address, starttls, expected):
+    assert KINDS["tls"].command_line(address, {"starttls": starttls, "timeout_s": 3}) == expected
+
+
 def test_pulse_check_cert_refuses_bad_input():
     no_port = pulse("check", "--cert", "127.0.0.1:0")
     assert no_port.returncode == 2 and "--cert '127.0.0.1:0': expected HOST or HOST:PORT" in no_port.stderr

@@ -149,7 +149,7 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
         return remaining
 
     dial = Dial(check.host, check.port)
-    der, problem, error = None, None, None
+    problem, error = None, None
     started = time.perf_counter()
     try:
         try:

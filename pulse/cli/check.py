@@ -1,8 +1,8 @@
 """`pulse check`: run one uptime check now, of any kind, and show each condition's result.
 
 A target given on the command line is named by its kind's flag (`pulse.uptime.kinds`: ``--url``
-for http, ``--tcp`` for tcp, ``--dns`` for dns) and built by its kind from the options; a configured
-component is checked by its own kind.
+for http, ``--tcp`` for tcp, ``--dns`` for dns, ``--cert`` for tls, since ``--tls`` is tcp's TLS on
+connect) and built by its kind from the options; a configured component is checked by its own kind.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from pulse.config import get_settings
 @click.option("--dns", help="Ask a resolver about this domain name instead of a configured component.")
 @click.option("--type", "record_type", default="A", show_default=True, help="With --dns: the record type asked for.")
 @click.option("--resolver", help="With --dns: the resolver's IP[:PORT] ([IPv6]:PORT); the system's by default.")
+@click.option("--cert", help="Read and verify the certificate of HOST[:PORT] (a tls check).")
+@click.option("--starttls", type=click.Choice(["smtp", "imap", "postgres"]), help="With --cert: STARTTLS first.")
 @click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
 @click.option("--method", default="GET", show_default=True)
 @click.option("--header", "-H", "headers", multiple=True, help="Name: value (repeat for more).")
@@ -38,6 +40,8 @@ def check_now(
     dns: str | None,
     record_type: str,
     resolver: str | None,
+    cert: str | None,
+    starttls: str | None,
     condition_texts: tuple[str, ...],
     method: str,
     headers: tuple[str, ...],
@@ -56,7 +60,7 @@ def check_now(
     from pulse.uptime import conditions, record
     from pulse.uptime.kinds import KINDS
 
-    named = {"url": url, "tcp": tcp, "dns": dns}
+    named = {"url": url, "tcp": tcp, "dns": dns, "cert": cert}
     given = [kind for kind in KINDS.values() if named.get(kind.flag)]
     if bool(key) + len(given) != 1:
         flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())
@@ -66,9 +70,8 @@ def check_now(
         if given:
             (kind,) = given
             options = {"timeout_s": timeout, "method": method, "headers": [_header(h) for h in headers]}
-            target = kind.command_line(
-                str(named[kind.flag]), options | {"send": send, "tls": tls, "record": record_type, "resolver": resolver}
-            )
+            more = {"send": send, "tls": tls, "record": record_type, "resolver": resolver, "starttls": starttls}
+            target = kind.command_line(str(named[kind.flag]), options | more)
             texts = list(condition_texts) or list(kind.default_conditions)
             extract: dict[str, str] = {}
         else:

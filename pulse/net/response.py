@@ -17,6 +17,9 @@ class Response:
       ip: the address connected to, when known.
       certificate_expiration_ms: milliseconds until the TLS certificate expires; None for plain HTTP.
       dns_rcode: a DNS reply's response code as text (NOERROR, NXDOMAIN…); None when no DNS reply.
+      certificate_valid: the certificate's chain and name verified, for the checks that read the
+        certificate apart from verifying it (the tls kind); None for the others.
+      certificate_problem: why the certificate did not verify (OpenSSL's reason), or None.
       headers: the final response's headers, names in lower case.
       memo: forms of the body computed once per response by whoever reads it (its text, its JSON).
     """
@@ -28,6 +31,8 @@ class Response:
     ip: str | None = None
     certificate_expiration_ms: float | None = None
     dns_rcode: str | None = None
+    certificate_valid: bool | None = None
+    certificate_problem: str | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     memo: dict[str, object] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -17,6 +17,8 @@ Placeholders (names are case-insensitive, as in Gatus):
   plain HTTP.
 - `[DNS_RCODE]`: a DNS reply's response code (`NOERROR`, `NXDOMAIN`, `SERVFAIL`, `REFUSED`...);
   empty when there was no reply. Only dns checks resolve it (`pulse.uptime.kinds.dns`).
+- `[CERTIFICATE_VALID]`: `true` when the certificate's chain and name verified, else `false`, shown
+  with the reason (`[CERTIFICATE_VALID] (false: certificate has expired) == true`); tls checks only.
 
 Functions: `len(p)` and `has(p)` on any placeholder, either side; `pat(glob)` and `any(a, b, ...)`
 on either side of `==` and `!=` (`any(200, 429) == [STATUS]` is `[STATUS] == any(200, 429)`).
@@ -30,7 +32,7 @@ Comparison:
   Unlike Gatus, a part between two `*` that has `?` or a class is at most 40 characters long, so
   that no pattern can take long on a large body (a part of plain characters may be any length).
 - `<`, `<=`, `>`, `>=` compare numbers. A text reads as a Go duration first (`48h`, `1h30m`,
-  `500ms`, converted to milliseconds), then as a Go integer literal, then as a decimal number. A
+  `500ms`, and unlike Go days: `14d`; converted to milliseconds), then as a Go integer literal, then as a decimal number. A
   resolved value that is none of these counts as 0, as in Gatus; a literal that is none of these
   is rejected by `parse`. Unlike Gatus, which truncates decimals to integers, `0.3 < 0.5` holds.
 - A JSON path that does not resolve (missing key, index out of range, JSON `null`, a step through
@@ -81,6 +83,7 @@ PLACEHOLDERS = (
     "[IP]",
     "[CERTIFICATE_EXPIRATION]",
     "[DNS_RCODE]",
+    "[CERTIFICATE_VALID]",
 )
 GATUS_ONLY = ("[DOMAIN_EXPIRATION]", "[CONTEXT]")
 FUNCTIONS = ("len", "has", "pat", "any")
@@ -394,6 +397,8 @@ def _check_ordering(placeholder: Placeholder, operator: str) -> None:
         raise _ParseError(f"has() is true or false: compare it with == or !=, not {operator}")
     if placeholder.function is None and placeholder.name == "[CONNECTED]":
         raise _ParseError(f"[CONNECTED] is true or false: compare it with == or !=, not {operator}")
+    if placeholder.function is None and placeholder.name == "[CERTIFICATE_VALID]":
+        raise _ParseError(f"[CERTIFICATE_VALID] is true or false: compare it with == or !=, not {operator}")
     if placeholder.function is None and placeholder.name == "[IP]":
         raise _ParseError(f"[IP] is an address: compare it with == or != (pat() and any() help), not {operator}")
 
@@ -474,10 +479,8 @@ def _literal(text: str, operator: str) -> Literal:
     number = _number(text)
     if number is not None:
         return Literal(text=text, number=number)
-    if re.fullmatch(r"[-+]?\d+(\.\d*)?d", text):
-        raise _ParseError(f"bad duration {text!r}: there is no day unit, write hours (720h for 30 days)")
     if re.match(r"[-+]?\.?\d", text):
-        raise _ParseError(f"bad number or duration {text!r} (duration units are ns, us, ms, s, m, h, e.g. 1h30m)")
+        raise _ParseError(f"bad number or duration {text!r} (duration units are ns, us, ms, s, m, h, d, e.g. 1h30m)")
     raise _ParseError(f"{text!r} is not a number or a duration, so {operator} cannot compare it")
 
 
@@ -569,8 +572,8 @@ _GO_INT = re.compile(
 # every way to split the run (cubic: 8,000 digits took 3 s, a 1 MiB body would take hours).
 _DECIMAL = re.compile(r"[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+")
 # Go accepts both micro signs, \u00b5 and \u03bc.
-_DURATION = re.compile(r"[-+]?+(?:(?:\d++(?:\.\d*+)?+|\.\d++)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))++")
-_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+_DURATION = re.compile(r"[-+]?+(?:(?:\d++(?:\.\d*+)?+|\.\d++)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h|d))++")
+_DURATION_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h|d)")
 _NANOSECONDS = {
     "ns": 1,
     "us": 10**3,
@@ -580,6 +583,7 @@ _NANOSECONDS = {
     "s": 10**9,
     "m": 60 * 10**9,
     "h": 3600 * 10**9,
+    "d": 86400 * 10**9,  # not Go's: days, as `[CERTIFICATE_EXPIRATION] > 14d` reads
 }
 _LONGEST_NUMBER = 100  # characters: longer texts are not read as integers
 
@@ -689,6 +693,7 @@ def evaluate(condition: Condition, response: Response) -> Result:
         left_number, right_number = _operand_number(condition.left, left), _operand_number(condition.right, right)
         success = left_number is not None and right_number is not None and _COMPARE[operator](left_number, right_number)
         left, right = _number_shown(condition.left, left_number), _number_shown(condition.right, right_number)
+    left, right = _noted(condition.left, left, response), _noted(condition.right, right, response)
     limit = PATTERN_SHOWN if isinstance(condition.right, Glob) else VALUE_SHOWN
     sides = [_shown(condition.left, left, limit), _shown(condition.right, right, VALUE_SHOWN)]
     if condition.swapped:
@@ -724,6 +729,14 @@ def _number_shown(operand: Operand, number: int | float | None) -> str | None:
     if isinstance(operand, Placeholder) and operand.name == "[CERTIFICATE_EXPIRATION]" and not operand.function:
         return _duration_text(number, whole_seconds=True)
     return _number_text(number)
+
+
+def _noted(operand: Operand, value: str | None, response: Response) -> str | None:
+    """A value with the reason that goes with it: `[CERTIFICATE_VALID]`'s false with why."""
+    problem = response.certificate_problem
+    if value != "false" or not problem or not isinstance(operand, Placeholder) or operand.function:
+        return value
+    return f"false: {problem}" if operand.name == "[CERTIFICATE_VALID]" else value
 
 
 def _shown(operand: Operand, value: str | None, limit: int) -> str:
@@ -783,6 +796,7 @@ _SIMPLE: dict[str, Callable[[Response], str]] = {
     "[IP]": lambda r: r.ip or "",
     "[CERTIFICATE_EXPIRATION]": lambda r: str(int(r.certificate_expiration_ms or 0)),
     "[DNS_RCODE]": lambda r: r.dns_rcode or "",
+    "[CERTIFICATE_VALID]": lambda r: _bool(r.certificate_valid is True),
 }
 
 

@@ -121,6 +121,8 @@ EVALUATIONS = [
     ("[CERTIFICATE_EXPIRATION] > 2419200000", {"certificate_expiration_ms": 60 * DAY}, True, None),
     ("[CERTIFICATE_EXPIRATION] == 0", {}, True, "[CERTIFICATE_EXPIRATION] (0) == 0"),  # plain HTTP
     ("[CERTIFICATE_EXPIRATION] > 48h", {}, False, "[CERTIFICATE_EXPIRATION] (0s) > 48h"),
+    ("[CERTIFICATE_EXPIRATION] > 14d", {"certificate_expiration_ms": 15 * 86_400_000}, True, None),
+    ("[CERTIFICATE_EXPIRATION] > 1d12h", {"certificate_expiration_ms": 30 * 3_600_000}, False, None),
     (
         "[CERTIFICATE_EXPIRATION] > 720h",
         {"certificate_expiration_ms": HOUR + 30 * 60_000 + 15_500},
@@ -351,7 +353,7 @@ INVALID = [
     ("[BODY].a(b) == 1", "malformed JSON path"),
     ("[BODY].first name == x", "a key cannot contain spaces"),
     ("has([BODY].a[x]) == true", "malformed JSON path"),
-    ("[CERTIFICATE_EXPIRATION] > 30d", "there is no day unit"),
+    ("[CERTIFICATE_EXPIRATION] > 30days", "bad number or duration '30days'"),
     ("[CERTIFICATE_EXPIRATION] > 48hours", "bad number or duration '48hours'"),
     ("[CERTIFICATE_EXPIRATION] > 1h30", "bad number or duration"),
     ("[CERTIFICATE_EXPIRATION] > 99999999999h", "bad number or duration"),  # beyond Go's 292 years

@@ -99,7 +99,7 @@ class Kind:
       run: one check.
       flag: the `pulse check` option that names a target of this kind (``--url``, ``--tcp``).
       command_line: the target of ``pulse check --<flag> VALUE``, from VALUE and the command's
-        options (``timeout_s``, ``method``, ``headers``, ``send``, ``tls``); ValueError for a bad one.
+        options (``timeout_s``, ``method``, ``headers``, ``send``, ``tls``, ``starttls``); ValueError for a bad one.
     """
 
     name: str

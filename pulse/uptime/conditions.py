@@ -32,9 +32,10 @@ Comparison:
   Unlike Gatus, a part between two `*` that has `?` or a class is at most 40 characters long, so
   that no pattern can take long on a large body (a part of plain characters may be any length).
 - `<`, `<=`, `>`, `>=` compare numbers. A text reads as a Go duration first (`48h`, `1h30m`,
-  `500ms`, and unlike Go days: `14d`; converted to milliseconds), then as a Go integer literal, then as a decimal number. A
-  resolved value that is none of these counts as 0, as in Gatus; a literal that is none of these
-  is rejected by `parse`. Unlike Gatus, which truncates decimals to integers, `0.3 < 0.5` holds.
+  `500ms`, and, unlike Go, days: `14d`; converted to milliseconds), then as a Go integer literal,
+  then as a decimal number. A resolved value that is none of these counts as 0, as in Gatus; a
+  literal that is none of these is rejected by `parse`. Unlike Gatus, which truncates decimals to
+  integers, `0.3 < 0.5` holds.
 - A JSON path that does not resolve (missing key, index out of range, JSON `null`, a step through
   a string, number or array, or a body that is not JSON) makes the condition fail whatever the
   operator, shown as `[BODY].a (INVALID)`. Unlike Gatus, `<` and `!=` do not pass on such a value

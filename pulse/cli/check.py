@@ -1,7 +1,7 @@
 """`pulse check`: run one uptime check now, of any kind, and show each condition's result.
 
 A target given on the command line is named by its kind's flag (`pulse.uptime.kinds`: ``--url``
-for http, ``--tcp`` for tcp) and built by its kind from the options; a configured component is
+for http, ``--tcp`` for tcp, ``--icmp`` for icmp) and built by its kind from the options; a configured component is
 checked by its own kind.
 """
 
@@ -19,6 +19,7 @@ from pulse.config import get_settings
 @click.argument("key", required=False)
 @click.option("--url", help="Check this URL instead of a configured component.")
 @click.option("--tcp", help="Connect to this HOST:PORT ([IPv6]:PORT) instead of a configured component.")
+@click.option("--icmp", help="Ping this HOST instead of a configured component.")
 @click.option("--send", help="With --tcp: send this text once connected, and read the reply.")
 @click.option("--tls", is_flag=True, help="With --tcp: TLS on connect, the certificate verified.")
 @click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
@@ -30,6 +31,7 @@ def check_now(
     key: str | None,
     url: str | None,
     tcp: str | None,
+    icmp: str | None,
     send: str | None,
     tls: bool,
     condition_texts: tuple[str, ...],
@@ -50,7 +52,7 @@ def check_now(
     from pulse.uptime import conditions, record
     from pulse.uptime.kinds import KINDS
 
-    named = {"url": url, "tcp": tcp}
+    named = {"url": url, "tcp": tcp, "icmp": icmp}
     given = [kind for kind in KINDS.values() if named.get(kind.flag)]
     if bool(key) + len(given) != 1:
         flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())

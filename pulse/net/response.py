@@ -16,6 +16,7 @@ class Response:
       connected: a connection was made.
       ip: the address connected to, when known.
       certificate_expiration_ms: milliseconds until the TLS certificate expires; None for plain HTTP.
+      packet_loss: ICMP echo requests without a reply, in percent (0 to 100); None for other checks.
       headers: the final response's headers, names in lower case.
       memo: forms of the body computed once per response by whoever reads it (its text, its JSON).
     """
@@ -26,6 +27,7 @@ class Response:
     connected: bool = False
     ip: str | None = None
     certificate_expiration_ms: float | None = None
+    packet_loss: float | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     memo: dict[str, object] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 

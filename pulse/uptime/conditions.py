@@ -15,6 +15,8 @@ Placeholders (names are case-insensitive, as in Gatus):
 - `[IP]`: the IP the request connected to; empty when unknown.
 - `[CERTIFICATE_EXPIRATION]`: time until the TLS certificate expires, in whole milliseconds; 0 for
   plain HTTP.
+- `[PACKET_LOSS]`: of an icmp check, the echo requests without a reply, in percent rounded to a
+  whole number (0 to 100). Not in Gatus.
 
 Functions: `len(p)` and `has(p)` on any placeholder, either side; `pat(glob)` and `any(a, b, ...)`
 on either side of `==` and `!=` (`any(200, 429) == [STATUS]` is `[STATUS] == any(200, 429)`).
@@ -71,7 +73,15 @@ MAX_LENGTH = 1000  # characters in a condition or a path
 
 OPERATORS = ("==", "!=", "<", "<=", ">", ">=")
 EQUALITY = ("==", "!=")
-PLACEHOLDERS = ("[STATUS]", "[RESPONSE_TIME]", "[BODY]", "[CONNECTED]", "[IP]", "[CERTIFICATE_EXPIRATION]")
+PLACEHOLDERS = (
+    "[STATUS]",
+    "[RESPONSE_TIME]",
+    "[BODY]",
+    "[CONNECTED]",
+    "[IP]",
+    "[CERTIFICATE_EXPIRATION]",
+    "[PACKET_LOSS]",
+)
 GATUS_ONLY = ("[DNS_RCODE]", "[DOMAIN_EXPIRATION]", "[CONTEXT]")
 FUNCTIONS = ("len", "has", "pat", "any")
 
@@ -772,6 +782,7 @@ _SIMPLE: dict[str, Callable[[Response], str]] = {
     "[CONNECTED]": lambda r: _bool(r.connected),
     "[IP]": lambda r: r.ip or "",
     "[CERTIFICATE_EXPIRATION]": lambda r: str(int(r.certificate_expiration_ms or 0)),
+    "[PACKET_LOSS]": lambda r: str(round(r.packet_loss or 0)),
 }
 
 

@@ -31,7 +31,7 @@ from pulse.inbound.tokens import secret
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, parse_duration, span, within
 from pulse.uptime import conditions
-from pulse.uptime.kinds import KINDS, http, tcp
+from pulse.uptime.kinds import KINDS, http, icmp, tcp
 
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
@@ -57,7 +57,7 @@ class Maintenance(Strict):
         return self
 
 
-class ComponentSpec(http.Fields, tcp.Fields, Strict):
+class ComponentSpec(http.Fields, tcp.Fields, icmp.Fields, Strict):
     """A component. An endpoint is checked by its check ``kind`` (`pulse.uptime.kinds`), whose
     fields it has beside its own.
 

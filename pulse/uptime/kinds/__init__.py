@@ -1,4 +1,4 @@
-"""Check kinds: one module per kind of uptime check (``http``, ``tcp``), each ending with its
+"""Check kinds: one module per kind of uptime check (``http``, ``tcp``, ``icmp``), each ending with its
 `Kind` entry; `KINDS` is the one list of them. A kind says which fields the configuration file
 offers for it and how they are validated, how they are stored on the component row, which
 condition placeholders its checks resolve, how one check runs (pure of the database, returning
@@ -11,10 +11,10 @@ A new kind is a module with its `Kind` entry, added to `KINDS` and to the bases 
 ``component.kind``.
 """
 
-from pulse.uptime.kinds import http, tcp
+from pulse.uptime.kinds import http, icmp, tcp
 from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
 
 #: Every kind of check, by name.
-KINDS: dict[str, Kind] = {module.KIND.name: module.KIND for module in (http, tcp)}
+KINDS: dict[str, Kind] = {module.KIND.name: module.KIND for module in (http, tcp, icmp)}
 
 __all__ = ["CLEARED", "KINDS", "Kind", "Stored"]

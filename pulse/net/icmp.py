@@ -136,8 +136,8 @@ def ping(sock: socket.socket, address: tuple[object, ...], packets: int, timeout
     gives it) and wait for their replies, for at most ``timeout_s`` seconds in all.
 
     The requests go at most `INTERVAL_S` apart, closer when the timeout is short, so that every
-    one is sent within the first half of the timeout; the call returns once every reply is in,
-    else at the timeout.
+    one is sent within the first half of the timeout; the call returns once every reply is in
+    (every reply to a request the kernel sent), else at the timeout.
     """
     family = socket.AddressFamily(sock.family)
     token = os.urandom(16)
@@ -149,8 +149,9 @@ def ping(sock: socket.socket, address: tuple[object, ...], packets: int, timeout
     sent_at: dict[int, float] = {}
     rtts: dict[int, float] = {}
     error: OSError | None = None
+    unsent = 0  # requests the kernel refused to send (no route…): no reply to wait for
     next_send = started
-    while len(rtts) < packets:
+    while len(rtts) + unsent < packets:
         now = time.perf_counter()
         if now >= deadline:
             break
@@ -161,7 +162,7 @@ def ping(sock: socket.socket, address: tuple[object, ...], packets: int, timeout
             try:
                 sock.sendto(request(family, identifier, sequence, payload), address)
             except OSError as e:
-                error = e  # counted as lost, as ping(8) does
+                error, unsent = e, unsent + 1  # counted as lost, as ping(8) does
             continue
         wait = (deadline if len(sent_at) == packets else min(next_send, deadline)) - now
         sock.settimeout(max(wait, 0.001))

@@ -11,6 +11,7 @@ PULSE_REQUIRE_TOOLS=1 (CI) they fail instead.
 import errno
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -65,12 +66,13 @@ def host():
     made.close()
 
 
-def forbid_icmp_sockets(monkeypatch):
-    """This process may open no ICMP socket of either kind, as without the sysctl and CAP_NET_RAW."""
+def forbid_icmp_sockets(monkeypatch, kinds=(socket.SOCK_DGRAM, socket.SOCK_RAW)):
+    """This process may open no ICMP socket of these kinds: none, by default, as without the sysctl
+    and without CAP_NET_RAW."""
     real = socket.socket
 
     def refuse(family=-1, kind=-1, proto=-1, fileno=None):
-        if proto in (socket.IPPROTO_ICMP, socket.IPPROTO_ICMPV6):
+        if proto in (socket.IPPROTO_ICMP, socket.IPPROTO_ICMPV6) and kind in kinds:
             code = errno.EACCES if kind == socket.SOCK_DGRAM else errno.EPERM
             raise PermissionError(code, os.strerror(code))
         return real(family, kind, proto, fileno)
@@ -117,6 +119,17 @@ def test_it_pings_the_loopback():
     assert 0 < result.response.response_time_ms < 1000
 
 
+def test_it_falls_back_to_a_raw_socket_where_the_group_range_refuses_a_datagram_one(monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("a raw socket needs CAP_NET_RAW (root)")
+    forbid_icmp_sockets(monkeypatch, kinds=(socket.SOCK_DGRAM,))
+
+    with echo.open_socket(socket.AF_INET) as sock:
+        assert sock.type == socket.SOCK_RAW
+    result = check(Target("127.0.0.1", packets=2), ["[PACKET_LOSS] == 0"])
+    assert (result.success, result.error) == (True, None), result.reason
+
+
 def test_it_pings_over_ipv6():
     if not has_ipv6_loopback():
         pytest.skip("no IPv6 loopback on this machine")
@@ -159,7 +172,7 @@ def test_a_host_whose_link_is_cut_loses_every_packet(host):
 
 
 UNPRIVILEGED = """
-import json, socket, sys
+import json, socket, sys, time
 from pulse import configfile
 from pulse.errors import ConfigError
 from pulse.net import AddressPolicy, icmp
@@ -178,13 +191,21 @@ with icmp.open_socket(socket.AF_INET) as sock:
     kind = sock.type
 found = {"kind": kind}
 for target in sys.argv[1:]:
+    started = time.monotonic()
     result = run(Target(target, packets=2, timeout_s=2), ["[PACKET_LOSS] == 0"], {}, AddressPolicy())
-    found[target] = [result.success, result.error, result.response.ip]
+    quick = time.monotonic() - started < 1  # before the timeout
+    found[target] = [result.success, result.error, result.response.ip, quick]
 print(json.dumps(found))
 """
 
 
 def test_unprivileged_sockets_where_the_namespace_allows_them(host):
+    missing = [tool for tool in ("setpriv", "sysctl") if shutil.which(tool) is None]
+    if missing:
+        if os.environ.get("PULSE_REQUIRE_TOOLS") == "1":
+            pytest.fail(f"{', '.join(missing)} not found (util-linux, procps); PULSE_REQUIRE_TOOLS=1 requires them")
+        pytest.skip(f"{', '.join(missing)} not found (Debian packages util-linux, procps)")
+
     def without_raw_sockets(*targets):  # root without CAP_NET_RAW, inside the host
         command = ["setpriv", "--bounding-set", "-net_raw", sys.executable, "-c", UNPRIVILEGED, *targets]
         process = host.popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -198,10 +219,13 @@ def test_unprivileged_sockets_where_the_namespace_allows_them(host):
     assert SYSCTL in refused and 'now "1 0"' in refused
 
     ip("netns", "exec", host.namespace, "sysctl", "-w", "net.ipv4.ping_group_range=0 2147483647")
-    found = without_raw_sockets(*targets)
+    unroutable = "10.213.255.254"  # no slot's: the host has no route to it (and no default route)
+    found = without_raw_sockets(*targets, unroutable)
 
     assert found.pop("kind") == socket.SOCK_DGRAM
-    assert found == {target: [True, None, target] for target in targets}  # the gateway across the link
+    error = f"no echo reply from {unroutable} to 2 requests within 2 s: Network is unreachable"
+    assert found.pop(unroutable) == [False, error, unroutable, True]  # not a packet left: nothing to wait for
+    assert found == {target: [True, None, target, True] for target in targets}  # the gateway across the link
 
 
 @pytest.mark.parametrize(

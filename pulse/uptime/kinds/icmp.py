@@ -111,12 +111,11 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
     error: str | None = None
     started = time.perf_counter()
     try:
-        for family, address in _addresses(check.host, policy):
-            ip = str(address[0])
-            policy.enforce(check.host, ip)
-            with echo.open_socket(family) as sock:
-                pings = echo.ping(sock, address, check.packets, check.timeout_s)
-            break
+        family, address = _addresses(check.host, policy)[0]
+        ip = str(address[0])
+        policy.enforce(check.host, ip)  # the first address is allowed if any is
+        with echo.open_socket(family) as sock:
+            pings = echo.ping(sock, address, check.packets, check.timeout_s)
         if not pings.rtts_ms:
             why = f": {pings.error.strerror or type(pings.error).__name__}" if pings.error else ""
             error = f"no echo reply from {ip} to {pings.sent} requests within {check.timeout_s} s{why}"
@@ -136,8 +135,8 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
 
 
 def _addresses(name: str, policy: AddressPolicy) -> list[tuple[socket.AddressFamily, tuple[Any, ...]]]:
-    """The addresses of ``name`` (family, socket address), those the policy allows first, so that
-    the first one is pinged and a refusal raised only when none is allowed."""
+    """The addresses of ``name`` (family, socket address; at least one, or `socket.gaierror`),
+    those the policy allows first."""
     found = [
         (socket.AddressFamily(family), address)
         for family, _, _, _, address in socket.getaddrinfo(name, None, _family(), socket.SOCK_DGRAM)

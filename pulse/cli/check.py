@@ -1,8 +1,9 @@
 """`pulse check`: run one uptime check now, of any kind, and show each condition's result.
 
 A target given on the command line is named by its kind's flag (`pulse.uptime.kinds`: ``--url``
-for http, ``--tcp`` for tcp, ``--dns`` for dns, ``--cert`` for tls, since ``--tls`` is tcp's TLS on
-connect) and built by its kind from the options; a configured component is checked by its own kind.
+for http, ``--tcp`` for tcp, ``--dns`` for dns, ``--icmp`` for icmp, ``--cert`` for tls, since ``--tls``
+is tcp's TLS on connect) and built by its kind from the options; a configured component is checked
+by its own kind.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pulse.config import get_settings
 @click.argument("key", required=False)
 @click.option("--url", help="Check this URL instead of a configured component.")
 @click.option("--tcp", help="Connect to this HOST:PORT ([IPv6]:PORT) instead of a configured component.")
+@click.option("--icmp", help="Ping this HOST instead of a configured component.")
 @click.option("--send", help="With --tcp: send this text once connected, and read the reply.")
 @click.option("--tls", is_flag=True, help="With --tcp: TLS on connect, the certificate verified.")
 @click.option("--dns", help="Ask a resolver about this domain name instead of a configured component.")
@@ -35,6 +37,7 @@ def check_now(
     key: str | None,
     url: str | None,
     tcp: str | None,
+    icmp: str | None,
     send: str | None,
     tls: bool,
     dns: str | None,
@@ -60,7 +63,7 @@ def check_now(
     from pulse.uptime import conditions, record
     from pulse.uptime.kinds import KINDS
 
-    named = {"url": url, "tcp": tcp, "dns": dns, "cert": cert}
+    named = {"url": url, "tcp": tcp, "dns": dns, "icmp": icmp, "cert": cert}
     given = [kind for kind in KINDS.values() if named.get(kind.flag)]
     if bool(key) + len(given) != 1:
         flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())

@@ -41,7 +41,9 @@ class Dial:
         """
         refused: AddressRefused | None = None
         error: OSError | None = None
-        for family, kind, proto, _, address in socket.getaddrinfo(self.host, self.port, _family(), socket.SOCK_STREAM):
+        for family, kind, proto, _, address in socket.getaddrinfo(
+            self.host, self.port, address_family(), socket.SOCK_STREAM
+        ):
             ip = str(address[0])
             try:
                 policy.enforce(self.host, ip)
@@ -112,7 +114,7 @@ def _new_context(verify: bool | str, alpn: str | None) -> ssl.SSLContext:
 
 
 @functools.cache
-def _family() -> socket.AddressFamily:
+def address_family() -> socket.AddressFamily:
     """Any family where IPv6 works, else IPv4 only (as urllib3 decides)."""
     if socket.has_ipv6:
         try:

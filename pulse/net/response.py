@@ -20,6 +20,7 @@ class Response:
       certificate_valid: the certificate's chain and name verified, for the checks that read the
         certificate apart from verifying it (the tls kind); None for the others.
       certificate_problem: why the certificate did not verify (OpenSSL's reason), or None.
+      packet_loss: ICMP echo requests without a reply, in percent (0 to 100); None for other checks.
       headers: the final response's headers, names in lower case.
       memo: forms of the body computed once per response by whoever reads it (its text, its JSON).
     """
@@ -33,6 +34,7 @@ class Response:
     dns_rcode: str | None = None
     certificate_valid: bool | None = None
     certificate_problem: str | None = None
+    packet_loss: float | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     memo: dict[str, object] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -19,6 +19,8 @@ Placeholders (names are case-insensitive, as in Gatus):
   empty when there was no reply. Only dns checks resolve it (`pulse.uptime.kinds.dns`).
 - `[CERTIFICATE_VALID]`: `true` when the certificate's chain and name verified, else `false`, shown
   with the reason (`[CERTIFICATE_VALID] (false: certificate has expired) == true`); tls checks only.
+- `[PACKET_LOSS]`: of an icmp check, the echo requests without a reply, in percent rounded to a
+  whole number (0 to 100). Not in Gatus.
 
 Functions: `len(p)` and `has(p)` on any placeholder, either side; `pat(glob)` and `any(a, b, ...)`
 on either side of `==` and `!=` (`any(200, 429) == [STATUS]` is `[STATUS] == any(200, 429)`).
@@ -85,6 +87,7 @@ PLACEHOLDERS = (
     "[CERTIFICATE_EXPIRATION]",
     "[DNS_RCODE]",
     "[CERTIFICATE_VALID]",
+    "[PACKET_LOSS]",
 )
 GATUS_ONLY = ("[DOMAIN_EXPIRATION]", "[CONTEXT]")
 FUNCTIONS = ("len", "has", "pat", "any")
@@ -798,6 +801,7 @@ _SIMPLE: dict[str, Callable[[Response], str]] = {
     "[CERTIFICATE_EXPIRATION]": lambda r: str(int(r.certificate_expiration_ms or 0)),
     "[DNS_RCODE]": lambda r: r.dns_rcode or "",
     "[CERTIFICATE_VALID]": lambda r: _bool(r.certificate_valid is True),
+    "[PACKET_LOSS]": lambda r: str(round(r.packet_loss or 0)),
 }
 
 

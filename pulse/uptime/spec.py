@@ -31,7 +31,7 @@ from pulse.inbound.tokens import secret
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, parse_duration, span, within
 from pulse.uptime import conditions
-from pulse.uptime.kinds import KINDS, dns, http, tcp, tls
+from pulse.uptime.kinds import KINDS, dns, http, icmp, tcp, tls
 
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
@@ -57,7 +57,7 @@ class Maintenance(Strict):
         return self
 
 
-class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, tls.Fields, Strict):
+class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields, Strict):
     """A component. An endpoint is checked by its check ``kind`` (`pulse.uptime.kinds`), whose
     fields it has beside its own.
 

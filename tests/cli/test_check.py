@@ -29,7 +29,7 @@ def test_check_a_url_with_conditions_and_no_database(target):
     neither = pulse("check")
     assert (neither.returncode, neither.stderr) == (
         2,
-        "pulse: give a component KEY or a target (--url or --tcp or --dns or --cert), just one\n",
+        "pulse: give a component KEY or a target (--url or --tcp or --dns or --icmp or --cert), just one\n",
     )
 
 

@@ -121,7 +121,7 @@ PLACE = "organizations[0].components[0]"
         (("host: db.internal", "host: tcp://db.internal"), f"{PLACE}.host: not a host name or an IP address"),
         (("host: db.internal", "host: 'db.internal:5432'"), f"{PLACE}.host: not a host name or an IP address"),
         ((", port: 5432", ""), f"{PLACE}: a tcp check needs a host and a port"),
-        (("kind: tcp", "kind: ftp"), f"{PLACE}.kind: 'ftp' is not a check kind (use http, tcp, dns, tls)"),
+        (("kind: tcp", "kind: ftp"), f"{PLACE}.kind: 'ftp' is not a check kind (use http, tcp, dns, icmp, tls)"),
         (
             ("port: 5432", "port: 5432, url: 'http://db/'"),
             f"{PLACE}: url is a field of http checks, not of tcp ones (kind: http)",

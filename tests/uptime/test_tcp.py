@@ -24,7 +24,7 @@ def check(target, conditions=(), policy=DEFAULT, extract=None):
 
 def test_it_is_the_registry_entry_of_tcp():
     assert KINDS["tcp"].run is run
-    assert sorted(KINDS) == ["dns", "http", "tcp", "tls"]
+    assert sorted(KINDS) == ["dns", "http", "icmp", "tcp", "tls"]
 
 
 def test_a_port_that_accepts_is_connected():

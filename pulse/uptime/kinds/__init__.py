@@ -1,5 +1,5 @@
-"""Check kinds: one module per kind of uptime check (``http``, ``tcp``, ``dns``, ``tls``), each ending with its
-`Kind` entry; `KINDS` is the one list of them. A kind says which fields the configuration file
+"""Check kinds: one module per kind of uptime check (``http``, ``tcp``, ``dns``, ``icmp``, ``tls``),
+each ending with its `Kind` entry; `KINDS` is the one list of them. A kind says which fields the configuration file
 offers for it and how they are validated, how they are stored on the component row, which
 condition placeholders its checks resolve, how one check runs (pure of the database, returning
 the `pulse.uptime.check.CheckResult` every kind's checks are recorded by) and how `pulse check`
@@ -11,10 +11,10 @@ A new kind is a module with its `Kind` entry, added to `KINDS` and to the bases 
 ``component.kind``.
 """
 
-from pulse.uptime.kinds import dns, http, tcp, tls
+from pulse.uptime.kinds import dns, http, icmp, tcp, tls
 from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
 
 #: Every kind of check, by name.
-KINDS: dict[str, Kind] = {module.KIND.name: module.KIND for module in (http, tcp, dns, tls)}
+KINDS: dict[str, Kind] = {module.KIND.name: module.KIND for module in (http, tcp, dns, icmp, tls)}
 
 __all__ = ["CLEARED", "KINDS", "Kind", "Stored"]

@@ -44,17 +44,23 @@ def host(value: str) -> str:
     return value
 
 
-class Address(Strict):
-    """The ``host`` and ``port`` fields, for the kinds that connect to one (a kind without a port
-    says so in its `Kind.problems`)."""
+class Host(Strict):
+    """The ``host`` field, for the kinds that reach one (a kind without a host says so in its
+    `Kind.problems`)."""
 
     host: str | None = Field(None, max_length=253)
-    port: int | None = Field(None, ge=1, le=65535)
 
     @field_validator("host")
     @classmethod
     def _host(cls, value: str | None) -> str | None:
         return value if value is None else host(value)
+
+
+class Address(Host):
+    """The ``host`` and ``port`` fields, for the kinds that connect to one (a kind without a port
+    says so in its `Kind.problems`)."""
+
+    port: int | None = Field(None, ge=1, le=65535)
 
 
 @dataclasses.dataclass(frozen=True)

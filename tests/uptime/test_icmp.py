@@ -87,7 +87,7 @@ def no_icmp_sockets(monkeypatch):
 
 def test_it_is_the_registry_entry_of_icmp():
     assert KINDS["icmp"].run is run
-    assert sorted(KINDS) == ["http", "icmp", "tcp"]
+    assert sorted(KINDS) == ["dns", "http", "icmp", "tcp", "tls"]
 
 
 def test_a_request_is_eight_bytes_of_header_and_the_payload_with_its_checksum():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,6 +17,8 @@ class Response:
       connected: a connection was made.
       ip: the address connected to, when known.
       certificate_expiration_ms: milliseconds until the TLS certificate expires; None for plain HTTP.
+      certificate_not_after: when the TLS certificate expires (its notAfter, UTC), which tells one
+        certificate from its renewal; None when ``certificate_expiration_ms`` is.
       headers: the final response's headers, names in lower case.
       memo: forms of the body computed once per response by whoever reads it (its text, its JSON).
     """
@@ -26,6 +29,7 @@ class Response:
     connected: bool = False
     ip: str | None = None
     certificate_expiration_ms: float | None = None
+    certificate_not_after: datetime | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     memo: dict[str, object] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -20,16 +20,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from pulse import events
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.models.event import CERTIFICATE_EXPIRING, CHANNELS_ONLY
+from pulse.net import Response
 
-if TYPE_CHECKING:
-    from pulse.uptime.record import Check
+#: What a check saw, for its warnings: its component's id, its target (`Kind.target`) and its response.
+Seen = tuple[int, object, Response]
 
 DEFAULT_DAYS = (14, 3)
 MAX_WARNINGS = 5  # thresholds a component may have
@@ -57,14 +58,13 @@ SELECT c.id, c.organization_id, c.key, c.name, claimed.not_after, min(claimed.th
 """
 
 
-def warn(checks: Sequence[Check]) -> list[int]:
+def warn(checks: Sequence[Seen]) -> list[int]:
     """Claim and write the warnings the checks' certificates are due, in the caller's transaction.
     Returns the events' ids, to publish after the commit."""
     seen: dict[tuple[int, datetime], str | None] = {}
-    for loaded, _, result in checks:
-        not_after = result.response.certificate_not_after
-        if not_after is not None:
-            seen.setdefault((loaded.component.id, not_after), host(loaded.target))
+    for component_id, target, response in checks:
+        if response.certificate_not_after is not None:
+            seen.setdefault((component_id, response.certificate_not_after), host(target))
     if not seen:
         return []
     now = utcnow()

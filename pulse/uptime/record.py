@@ -167,7 +167,8 @@ def record_all(checks: Sequence[Check]) -> list[int]:
         if result.extracted:
             written |= _write([values], locked=False, extracted=result.extracted)
     return [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
-            for event in record_locked(loaded.component.id, slot, result)] + expiry.warn(checks)  # fmt: skip
+            for event in record_locked(loaded.component.id, slot, result)] + expiry.warn(
+        [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks])  # fmt: skip
 
 
 def _guarded(loaded: Loaded, scheduled_at: datetime, result: CheckResult) -> dict[str, Any] | None:

@@ -166,9 +166,10 @@ def record_all(checks: Sequence[Check]) -> list[int]:
     for (_, _, result), values in fast:
         if result.extracted:
             written |= _write([values], locked=False, extracted=result.extracted)
-    return [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
-            for event in record_locked(loaded.component.id, slot, result)] + expiry.warn(
-        [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks])  # fmt: skip
+    changed = [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
+               for event in record_locked(loaded.component.id, slot, result)]  # fmt: skip
+    seen = [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks]
+    return changed + expiry.warn(seen)
 
 
 def _guarded(loaded: Loaded, scheduled_at: datetime, result: CheckResult) -> dict[str, Any] | None:

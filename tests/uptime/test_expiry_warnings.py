@@ -6,6 +6,8 @@ the notifications actors. Once per threshold and certificate, never an outage.""
 import ipaddress
 import json
 import ssl
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -235,6 +237,33 @@ def test_one_slot_recorded_by_two_workers_warns_once(database, certs, vendors):
     with db.atomic():
         assert record.record_all([(loaded, SLOT, second)]) == []
     assert len(warnings()) == 1 and UptimeCheck.select().count() == 1
+
+
+@pytest.mark.parametrize("slots", [(0, 0), (0, 1)], ids=["one slot", "two slots"])
+def test_checks_recorded_at_once_by_two_workers_warn_once(database, certs, vendors, slots):
+    """Two workers commit checks of one certificate at the same moment (one slot twice, or two
+    slots): the claim of the warning is taken by one of them."""
+    context, _ = certs.context(2 * DAY + timedelta(hours=1))
+    with TCPServer("echo", tls=context) as server:
+        component = apply(server, vendors)
+        times = [SLOT + n * timedelta(seconds=30) for n in slots]
+        loaded = [record.load(component.id, at) for at in times]
+        results = [each.run(batch._policy()) for each in loaded]
+    start = threading.Barrier(2)
+
+    def finish(n):
+        start.wait()
+        try:
+            with db.atomic():
+                return record.record_all([(loaded[n], times[n], results[n])])
+        finally:
+            db.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        written = [event for events in pool.map(finish, (0, 1)) for event in events]
+
+    assert len(written) == 1 and len(warnings()) == 1
+    assert UptimeCheck.select().count() == len(set(slots))
 
 
 @pytest.mark.parametrize("extra", [", certificate_warnings: []", ", tls: false"])

@@ -8,7 +8,8 @@ for a moment, so writers keep their pace while it runs.
   batch at a time.
 - The other tables lose rows a batch at a time (`BATCH`), oldest first: notifications that are
   over, resolved on-call alerts (their timelines with them), events that were sent and have no
-  delivery or alert left, rollups, dead-letter records and the cleanup's own history.
+  delivery or alert left, rollups, dead-letter records, the cleanup's own history, and the expiry
+  warnings of certificates expired for a while (`WARNINGS_KEPT`).
 
 Each step is its own statement and transaction, and takes only rows older than their rule when it
 runs, so a run can stop anywhere (a crash, its time budget) and the next run simply goes on: a
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 BATCH = 5000  # rows per statement
 RUNS_KEPT = timedelta(days=90)  # the cleanup's own history
+WARNINGS_KEPT = timedelta(days=30)  # a certificate's expiry warnings, once it has expired
 _LOCK = (0x50554C53, zlib.crc32(b"cleanup") & 0x7FFFFFFF)  # the namespace of `pulse.recurring.loop.Turn`'s locks
 
 
@@ -87,6 +89,8 @@ def tables(dead_letters: timedelta) -> list[Table]:
         Table("failed_message", "failed_at", "id", "dead_letters", kept=dead_letters),
         Table("runaway_message", "last_killed_at", "message_id", "dead_letters", kept=dead_letters),
         Table("cleanup_run", "started_at", "id", "cleanup_runs", extra="t.finished_at IS NOT NULL", kept=RUNS_KEPT),
+        Table("certificate_warning", "not_after", "component_id, not_after, threshold_days", "certificate_warnings",
+              kept=WARNINGS_KEPT),
     ]  # fmt: skip
 
 

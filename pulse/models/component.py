@@ -1,4 +1,5 @@
 from peewee import BigAutoField, BooleanField, CharField, ForeignKeyField, IntegerField, JSONField, TextField
+from playhouse.postgres_ext import ArrayField
 
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.oncall import EscalationPolicy
@@ -39,6 +40,7 @@ class Component(BaseModel):
     consecutive_successes = IntegerField(default=0)
     escalation_policy = ForeignKeyField(EscalationPolicy, null=True, on_delete="SET NULL")  # pages for its incidents
     repeat_seconds = IntegerField(null=True)  # re-notify the channels this often while its incident is open
+    certificate_warning_days = ArrayField(IntegerField, default=lambda: [14, 3])  # pulse.uptime.expiry
     escalation_policy_id: int | None
     extract = JSONField(default=dict)  # value name -> JSON path into the body, e.g. "[BODY].db.latency_ms"
     last_checked_at = DateTimeTZField(null=True)  # scheduled time of the latest check applied to the status

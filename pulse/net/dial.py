@@ -17,6 +17,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from pulse.net.policy import AddressPolicy, AddressRefused
 from pulse.net.urls import FetchError
@@ -76,6 +77,14 @@ def expiration_ms(sock: ssl.SSLSocket) -> float | None:
     not_after = (sock.getpeercert() or {}).get("notAfter")
     if isinstance(not_after, str):
         return (ssl.cert_time_to_seconds(not_after) - time.time()) * 1000
+    return None
+
+
+def not_after(sock: ssl.SSLSocket) -> datetime | None:
+    """When the peer's certificate expires (its notAfter, UTC); None when it was not verified."""
+    text = (sock.getpeercert() or {}).get("notAfter")
+    if isinstance(text, str):
+        return datetime.fromtimestamp(ssl.cert_time_to_seconds(text), UTC)
     return None
 
 

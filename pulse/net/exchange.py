@@ -32,6 +32,7 @@ import time
 import urllib.request
 import zlib
 from collections.abc import Mapping
+from datetime import datetime
 from http.cookiejar import CookieJar
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -39,7 +40,7 @@ from urllib.parse import urljoin
 import pulse
 from pulse.net import keepalive
 from pulse.net.bodies import read_body
-from pulse.net.dial import Dial, context, expiration_ms
+from pulse.net.dial import Dial, context, expiration_ms, not_after
 from pulse.net.policy import AddressPolicy, AddressRefused
 from pulse.net.response import Response
 from pulse.net.urls import URL, FetchError, parse
@@ -214,6 +215,7 @@ class _Exchange:
         self.ip: str | None = None
         self.connected = False
         self.certificate_expiration_ms: float | None = None
+        self.certificate_not_after: datetime | None = None
         self.sock: socket.socket | None = None
         self.response: http.client.HTTPResponse | None = None
 
@@ -237,6 +239,7 @@ class _Exchange:
             if kept is not None:
                 self.sock, self.host, self.connected = kept.sock, url.host, True
                 self.ip, self.certificate_expiration_ms = kept.ip, kept.certificate_expiration_ms
+                self.certificate_not_after = kept.certificate_not_after
                 try:
                     return self.exchange(method, raw)
                 except (ConnectionError, ssl.SSLEOFError):  # closed by the server as it went out: a fresh one
@@ -254,6 +257,7 @@ class _Exchange:
             sock.settimeout(self.left())
             sock.do_handshake()
             self.certificate_expiration_ms = expiration_ms(sock)
+            self.certificate_not_after = not_after(sock)
         self.connected = True
 
     def exchange(self, method: str, raw: bytes) -> http.client.HTTPResponse:
@@ -275,6 +279,7 @@ class _Exchange:
         `AddressRefused` if none is. Each attempt waits at most until the deadline."""
         self.host = url.host
         self.ip, self.connected, self.certificate_expiration_ms = None, False, None
+        self.certificate_not_after = None
         dial = Dial(url.host, url.port)
         try:
             return dial.open(policy, self.left, self.timeout_s)
@@ -285,7 +290,8 @@ class _Exchange:
         """End the request: keep the connection for the next one if it asked to and it can be
         reused (the whole answer was read, and neither side said ``Connection: close``), else close it."""
         if reusable and self.keep_alive and self.key is not None and self.sock is not None:
-            keepalive.put(self.key, keepalive.Kept(self.sock, self.ip, self.certificate_expiration_ms))
+            kept = keepalive.Kept(self.sock, self.ip, self.certificate_expiration_ms, self.certificate_not_after)
+            keepalive.put(self.key, kept)
             self.sock, self.response = None, None
         self.close()
 
@@ -389,6 +395,7 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
         connected=exchange.connected,
         ip=exchange.ip,
         certificate_expiration_ms=exchange.certificate_expiration_ms,
+        certificate_not_after=exchange.certificate_not_after,
     )
     return result, error
 

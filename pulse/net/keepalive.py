@@ -19,6 +19,7 @@ import select
 import socket
 import threading
 import time
+from datetime import datetime
 from typing import Any
 
 IDLE_S = 30.0
@@ -35,6 +36,7 @@ class Kept:
     sock: socket.socket
     ip: str | None
     certificate_expiration_ms: float | None
+    certificate_not_after: datetime | None = None
     since: float = dataclasses.field(default_factory=time.monotonic)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,6 +22,8 @@ class Response:
         certificate apart from verifying it (the tls kind); None for the others.
       certificate_problem: why the certificate did not verify (OpenSSL's reason), or None.
       packet_loss: ICMP echo requests without a reply, in percent (0 to 100); None for other checks.
+      certificate_not_after: when the TLS certificate expires (its notAfter, UTC), which tells one
+        certificate from its renewal; None when ``certificate_expiration_ms`` is.
       headers: the final response's headers, names in lower case.
       memo: forms of the body computed once per response by whoever reads it (its text, its JSON).
     """
@@ -35,6 +38,7 @@ class Response:
     certificate_valid: bool | None = None
     certificate_problem: str | None = None
     packet_loss: float | None = None
+    certificate_not_after: datetime | None = None
     headers: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     memo: dict[str, object] = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -8,6 +8,7 @@ from typing import Any
 from pulse.components import status
 from pulse.models import utcnow
 from pulse.models.event import (
+    CERTIFICATE_EXPIRING,
     COMPONENT_STILL_DOWN,
     INCIDENT_OPENED,
     INCIDENT_RESOLVED,
@@ -83,6 +84,8 @@ def render(
             organization=organization, since=started, severity=CRITICAL, event_id=event_id, component=component,
             status=incident.get("impact"), url=url,
         )  # fmt: skip
+    if kind == CERTIFICATE_EXPIRING:
+        return _expiring(event_id, payload, organization, since, url)
     if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED, ONCALL_REMINDER):
         return _oncall(event_id, kind, payload, organization, url, linked=linked, reply_code=reply_code)
     return Notice(
@@ -139,6 +142,26 @@ def _oncall(
         kind=kind, title=headline, summary=summary, organization=organization, since=started, severity=CRITICAL,
         event_id=event_id, component=component, url=url,
     )  # fmt: skip  # no status: every channel leads with the title, "PAGE: ..."
+
+
+def _expiring(event_id: int, payload: dict[str, Any], organization: str, since: datetime, url: str | None) -> Notice:
+    """A certificate days from expiry (`pulse.uptime.expiry`): which, when, and the warning it is.
+    The component's status is not part of it: an expiring certificate is not an outage."""
+    component = (payload.get("component") or {}).get("name")
+    days, threshold = payload.get("days_left"), payload.get("threshold_days")
+    expires = _time(payload.get("not_after"))
+    when = f"{expires:%Y-%m-%d %H:%M} UTC" if expires else "soon"
+    left = "has expired" if isinstance(days, int) and days < 0 else f"expires in {_days(days)}"
+    return Notice(
+        kind=CERTIFICATE_EXPIRING, title=f"Certificate expiring: {component}",
+        summary=f"The TLS certificate of {payload.get('host') or component} {left}, on {when} "
+        f"(the {_days(threshold)} warning). Renew it before then.",
+        organization=organization, since=since, severity=WARNING, event_id=event_id, component=component, url=url,
+    )  # fmt: skip
+
+
+def _days(n: Any) -> str:
+    return "1 day" if n == 1 else f"{n} days"
 
 
 def _for(started: datetime) -> str:

@@ -20,6 +20,7 @@ from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.net import AddressPolicy
+from pulse.uptime import expiry
 from pulse.uptime.check import CheckResult
 from pulse.uptime.kinds import KINDS, Stored
 
@@ -158,14 +159,17 @@ def record_all(checks: Sequence[Check]) -> list[int]:
     Most checks leave the status as it was: those that extract nothing are recorded together in
     one guarded statement, the others in one each. A change of status, a late result or a
     concurrent check (its guard failed) takes `record_locked`, with the component locked.
+    The certificates the checks saw warn of their expiry, once each (`pulse.uptime.expiry`).
     """
     fast = [(check, values) for check in checks if (values := _guarded(*check)) is not None]
     written = _write([values for (_, _, result), values in fast if not result.extracted], locked=False)
     for (_, _, result), values in fast:
         if result.extracted:
             written |= _write([values], locked=False, extracted=result.extracted)
-    return [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
-            for event in record_locked(loaded.component.id, slot, result)]  # fmt: skip
+    changed = [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
+               for event in record_locked(loaded.component.id, slot, result)]  # fmt: skip
+    seen = [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks]
+    return changed + expiry.warn(seen)
 
 
 def _guarded(loaded: Loaded, scheduled_at: datetime, result: CheckResult) -> dict[str, Any] | None:

@@ -8,6 +8,8 @@ and their maintenance windows; written with the rest of the file (`pulse.configf
         interval: 30s
         conditions: ["[STATUS] == 200", "[BODY].status == UP"]
         repeat_while_down: 1h          # optional: tell the channels again, every hour, while it is down
+        certificate_warnings: [14d, 3d]   # the default: tell the channels 14 and 3 days before the
+                                          # TLS certificate expires (pulse.uptime.expiry); [] for none
       - {key: db, name: Database, kind: tcp, host: db.internal, port: 5432, interval: 30s,
          conditions: ["[CONNECTED] == true", "[RESPONSE_TIME] < 300"]}
 
@@ -29,8 +31,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
-from pulse.spec import Slug, Strict, parse_duration, span, within
-from pulse.uptime import conditions
+from pulse.spec import Slug, Strict, parse_duration, show_duration, span, within
+from pulse.uptime import conditions, expiry
 from pulse.uptime.kinds import KINDS, dns, http, icmp, tcp, tls
 
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -41,6 +43,7 @@ Interval = Annotated[
 Repeat = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=5), timedelta(days=7)))
 ]
+Ahead = Annotated[timedelta, BeforeValidator(parse_duration)]  # how long before an expiry
 Timeout = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=1), timedelta(seconds=60)))
 ]
@@ -81,6 +84,9 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
     maintenance: list[Maintenance] = Field(default_factory=list, max_length=100)
     escalation_policy: Slug | None = None  # pages the on-call responder for its incidents (pulse.oncall.spec)
     repeat_while_down: Repeat | None = None  # re-notify the channels this often while an incident is open
+    certificate_warnings: list[Ahead] = Field(
+        default_factory=lambda: [timedelta(days=days) for days in expiry.DEFAULT_DAYS], max_length=expiry.MAX_WARNINGS
+    )  # warn the channels this long before the TLS certificate expires
     period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next four
     cron: heartbeats.Cron | None = None
     time_zone: heartbeats.TimeZone | None = None
@@ -124,12 +130,26 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
             conditions.parse_path(path)
         return value
 
+    @field_validator("certificate_warnings")
+    @classmethod
+    def _certificate_warnings(cls, value: list[timedelta]) -> list[timedelta]:
+        for warning in value:
+            if warning % timedelta(days=1):
+                raise ValueError(f"{show_duration(warning)} is not a whole number of days (write e.g. 14d)")
+            if not timedelta(days=1) <= warning <= timedelta(days=365):
+                raise ValueError(f"must be between 1d and 365d, not {warning / timedelta(days=1):g}d")
+        if len(set(value)) < len(value):
+            raise ValueError("the same number of days is given twice")
+        return value
+
     @model_validator(mode="after")
     def _endpoint(self) -> ComponentSpec:
         if self.type == "endpoint":
             self._check_kind()
         elif "kind" in self.model_fields_set:
             raise ValueError("only an endpoint has a check kind")
+        elif "certificate_warnings" in self.model_fields_set:
+            raise ValueError("only an endpoint has certificate_warnings (its checks see the certificate)")
         if self.type == "heartbeat" and (self.url or not self.token):
             raise ValueError("a heartbeat needs a token and has no url")
         if self.type == "heartbeat" and (self.period is None) == (self.cron is None):
@@ -225,6 +245,7 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         "extract": spec.extract,
         "escalation_policy": policy,
         "repeat_seconds": round(spec.repeat_while_down.total_seconds()) if spec.repeat_while_down else None,
+        "certificate_warning_days": sorted({w // timedelta(days=1) for w in spec.certificate_warnings}, reverse=True),
     }
     if current is None:
         # next_check_at stays empty: the scheduler gives it a first slot within seconds.

@@ -32,7 +32,7 @@ from pydantic import Field, StringConstraints
 
 from pulse.models import utcnow
 from pulse.net import AddressPolicy, AddressRefused, Response
-from pulse.net.dial import Dial, context, expiration_ms
+from pulse.net.dial import Dial, context, expiration_ms, not_after
 from pulse.net.exchange import describe
 from pulse.net.urls import FetchError
 from pulse.uptime import conditions
@@ -145,6 +145,7 @@ def exchange(check: Target, policy: AddressPolicy, *, reads: bool) -> tuple[Resp
     dial = Dial(check.host, check.port)
     sock: socket.socket | None = None
     connected, expiration, reply, error = False, None, b"", None
+    expires_at = None
     started = time.perf_counter()
     try:
         sock = dial.open(policy, left, check.timeout_s)
@@ -153,7 +154,7 @@ def exchange(check: Target, policy: AddressPolicy, *, reads: bool) -> tuple[Resp
             sock = context(check.verify).wrap_socket(sock, server_hostname=name, do_handshake_on_connect=False)
             sock.settimeout(left())
             sock.do_handshake()
-            expiration = expiration_ms(sock)
+            expiration, expires_at = expiration_ms(sock), not_after(sock)
         connected = True
         if check.send is not None:
             sock.settimeout(left())
@@ -167,8 +168,9 @@ def exchange(check: Target, policy: AddressPolicy, *, reads: bool) -> tuple[Resp
         if sock is not None:
             sock.close()
     response = Response(
-        body=reply, response_time_ms=elapsed_ms, connected=connected, ip=dial.ip, certificate_expiration_ms=expiration
-    )
+        body=reply, response_time_ms=elapsed_ms, connected=connected, ip=dial.ip, certificate_expiration_ms=expiration,
+        certificate_not_after=expires_at,
+    )  # fmt: skip
     return response, error
 
 

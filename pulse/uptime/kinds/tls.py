@@ -157,7 +157,7 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
         except ssl.SSLCertVerificationError as e:
             problem = str(e.verify_message or e.reason or "certificate verify failed").rstrip(".")
             der = _certificate(check, policy, dial, left, verify=False)
-        body, expiration = describe_certificate(der, check.host)
+        body, not_after = describe_certificate(der, check.host)
     except _ERRORS as e:
         error = describe(e, check.host, check.timeout_s)
     elapsed_ms = (time.perf_counter() - started) * 1000
@@ -168,7 +168,8 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
         response_time_ms=elapsed_ms,
         connected=True,
         ip=dial.ip,
-        certificate_expiration_ms=expiration,
+        certificate_expiration_ms=(not_after - datetime.now(UTC)).total_seconds() * 1000,
+        certificate_not_after=not_after,
         certificate_valid=problem is None,
         certificate_problem=problem,
     )
@@ -196,10 +197,10 @@ def _certificate(check: Target, policy: AddressPolicy, dial: Dial, left: Callabl
     return der
 
 
-def describe_certificate(der: bytes, host: str) -> tuple[bytes, float]:
+def describe_certificate(der: bytes, host: str) -> tuple[bytes, datetime]:
     """The certificate ``host`` presented as the check's body (JSON: subject, issuer, names,
-    not_before, not_after, serial, sha256) and the milliseconds until it expires. `FetchError`
-    for one that cannot be parsed."""
+    not_before, not_after, serial, sha256) and when it expires (its notAfter). `FetchError` for
+    one that cannot be parsed."""
     try:
         certificate = x509.load_der_x509_certificate(der)
         not_before, not_after = certificate.not_valid_before_utc, certificate.not_valid_after_utc
@@ -220,8 +221,7 @@ def describe_certificate(der: bytes, host: str) -> tuple[bytes, float]:
         }
     except ValueError:
         raise FetchError(f"the certificate {host} presented cannot be parsed") from None
-    expiration_ms = (not_after - datetime.now(UTC)).total_seconds() * 1000
-    return json.dumps(described).encode(), expiration_ms
+    return json.dumps(described).encode(), not_after
 
 
 KIND = Kind(

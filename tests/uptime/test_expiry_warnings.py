@@ -3,7 +3,6 @@ local TLS server presents a certificate of the test CA expiring when the test sa
 is checked through `actors.uptime.checks`, and the warnings reach a fake webhook channel through
 the notifications actors. Once per threshold and certificate, never an outage."""
 
-import ipaddress
 import json
 import ssl
 import threading
@@ -12,9 +11,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from actors import notifications
 from actors.uptime import checks
@@ -29,6 +25,7 @@ from pulse.notifications import delivery
 from pulse.notifications.render import render
 from pulse.uptime import batch, expiry, record
 from tests.conftest import HEALTHY
+from tests.support.certs import Authority
 from tests.support.stub import declare
 from tests.support.target import HTTPTarget
 from tests.support.tcpserver import TCPServer
@@ -47,54 +44,28 @@ organizations:
 
 
 class Certificates:
-    """Server certificates for 127.0.0.1 and localhost that the session's test CA signs, each
-    expiring when the test asks; `context` serves one."""
+    """Server certificates for 127.0.0.1 and localhost that a test CA signs, each expiring when the
+    test asks; `context` serves one."""
 
-    def __init__(self, ca, directory):
-        self.ca = x509.load_pem_x509_certificate((ca / "ca.pem").read_bytes())
-        self.ca_key = serialization.load_pem_private_key((ca / "ca.key").read_bytes(), password=None)
-        self.directory = directory
-        self.made = 0
+    def __init__(self, authority: Authority):
+        self.authority = authority
 
     def context(self, expires_in: timedelta) -> tuple[ssl.SSLContext, datetime]:
-        """A server-side TLS context presenting a certificate that expires ``expires_in`` from now
-        (to the second, as certificates say), and that notAfter."""
-        not_after = (datetime.now(UTC) + expires_in).replace(microsecond=0)
-        key = ec.generate_private_key(ec.SECP256R1())
-        names = x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-        )
-        certificate = (
-            x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-            .issuer_name(self.ca.subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(datetime.now(UTC) - DAY)
-            .not_valid_after(not_after)
-            .add_extension(names, critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .sign(self.ca_key, hashes.SHA256())
-        )
-        self.made += 1
-        pem, key_pem = self.directory / f"server{self.made}.pem", self.directory / f"server{self.made}.key"
-        pem.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-        key_pem.write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-        )
+        """A server-side TLS context presenting a certificate that expires ``expires_in`` from now,
+        and its notAfter (to the second, as certificates say)."""
+        pem, key = self.authority.leaf(["localhost", "127.0.0.1"], days=expires_in / DAY)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(pem, key_pem)
-        return context, not_after
+        context.load_cert_chain(pem, key)
+        return context, x509.load_pem_x509_certificate(pem.read_bytes()).not_valid_after_utc
 
 
 @pytest.fixture
-def certs(certificates, tmp_path, monkeypatch):
-    """Certificates to serve; the checks trust the test CA as the system's store (``verify: true``)."""
-    monkeypatch.setenv("SSL_CERT_FILE", str(certificates / "ca.pem"))
+def certs(tmp_path, monkeypatch):
+    """Certificates to serve; the checks trust their CA as the system's store (``verify: true``)."""
+    authority = Authority(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(authority.pem))
     monkeypatch.setattr(dial, "_contexts", {})  # made again, reading SSL_CERT_FILE
-    return Certificates(certificates, tmp_path)
+    return Certificates(authority)
 
 
 @pytest.fixture
@@ -222,6 +193,23 @@ def test_https_checks_warn_too(database, certs, vendors, notify):
     assert (payload["host"], payload["not_after"]) == ("localhost", not_after.isoformat())
     assert payload["threshold_days"] == 14
     assert len(delivered) == 1 and UptimeCheck.get().success
+
+
+def test_tls_checks_warn_too(database, certs, vendors, notify):
+    context, not_after = certs.context(20 * DAY)
+    with TCPServer("echo", tls=context) as server:
+        text = FILE.replace(", tls: true{extra}", ", certificate_warnings: [30d]{extra}").replace(
+            "kind: tcp", "kind: tls"
+        )
+        configfile.apply(configfile.load(text.format(hook=vendors.webhook_receiver(), port=server.port, extra="")))
+        component = Component.get()
+        check(component, 0)
+        check(component, 1)
+        delivered = notify()
+
+    [payload] = warnings()
+    assert (payload["not_after"], payload["days_left"], payload["threshold_days"]) == (not_after.isoformat(), 19, 30)
+    assert len(delivered) == 1 and UptimeCheck.select().where(UptimeCheck.success).count() == 2
 
 
 def test_one_slot_recorded_by_two_workers_warns_once(database, certs, vendors):

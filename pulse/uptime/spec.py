@@ -165,12 +165,13 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
         checks cannot resolve) and what its kind finds wrong, every problem on its own line."""
         kind = KINDS[self.kind]
         own = set(kind.fields.model_fields)
+        others: dict[str, list[str]] = {}  # a field given that this kind lacks: the kinds that have it
+        for other in KINDS.values():
+            for name in other.fields.model_fields:
+                if name in self.model_fields_set and name not in own:
+                    others.setdefault(name, []).append(other.name)
         problems = [
-            f"{name} is a field of {other.name} checks, not of {kind.name} ones (kind: {other.name})"
-            for other in KINDS.values()
-            if other is not kind
-            for name in other.fields.model_fields
-            if name in self.model_fields_set and name not in own
+            f"{name} is a field of {_either(kinds)} checks, not of {kind.name} ones" for name, kinds in others.items()
         ]
         problems += kind.problems(self)
         for index, text in enumerate(self.conditions):
@@ -191,6 +192,11 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
         return heartbeats.Monitor(
             self.token, period, self.cron, self.time_zone or "UTC", round(self.grace.total_seconds())
         )
+
+
+def _either(names: list[str]) -> str:
+    """``tcp``, ``tcp or tls``, ``tcp, icmp or tls``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def sync(

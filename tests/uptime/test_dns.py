@@ -302,8 +302,8 @@ PLACE = "organizations[0].components[0]"
         (("query: acme.example", "query: acme..example"), f"{PLACE}.query: not a domain name"),
         (
             ("record: mx", "record: mx, host: db.internal, port: 53"),
-            f"{PLACE}: host is a field of tcp checks, not of dns ones (kind: tcp)\n"
-            f"{PLACE}: port is a field of tcp checks, not of dns ones (kind: tcp)",
+            f"{PLACE}: host is a field of tcp, icmp or tls checks, not of dns ones\n"
+            f"{PLACE}: port is a field of tcp or tls checks, not of dns ones",
         ),
         (("record: mx", "record: mx, url: 'http://x/'"), f"{PLACE}: url is a field of http checks, not of dns ones"),
         (
@@ -317,7 +317,7 @@ PLACE = "organizations[0].components[0]"
         ),
         (
             ("kind: dns, query: acme.example, record: mx", "query: acme.example, record: mx"),
-            f"{PLACE}: query is a field of dns checks, not of http ones (kind: dns)",
+            f"{PLACE}: query is a field of dns checks, not of http ones",
         ),
     ],
 )

@@ -285,7 +285,7 @@ def test_an_icmp_component_is_applied_from_the_file(database):
         (("packets: 5", "packets: 0"), f"{PLACE}.packets: Input should be greater than or equal to 1"),
         (
             ("packets: 5", "packets: 5, port: 7"),
-            f"{PLACE}: port is a field of tcp checks, not of icmp ones (kind: tcp)",
+            f"{PLACE}: port is a field of tcp or tls checks, not of icmp ones",
         ),
         (("host: gw.internal, ", ""), f"{PLACE}: an icmp check needs a host"),
         (("host: gw.internal", "host: 'gw.internal:7'"), f"{PLACE}.host: not a host name or an IP address"),
@@ -296,7 +296,7 @@ def test_an_icmp_component_is_applied_from_the_file(database):
         ),
         (
             ("kind: icmp, host: gw.internal, packets: 5", "kind: tcp, host: gw.internal, port: 7, packets: 5"),
-            f"{PLACE}: packets is a field of icmp checks, not of tcp ones (kind: icmp)",
+            f"{PLACE}: packets is a field of icmp checks, not of tcp ones",
         ),
     ],
 )

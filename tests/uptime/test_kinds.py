@@ -124,7 +124,7 @@ PLACE = "organizations[0].components[0]"
         (("kind: tcp", "kind: ftp"), f"{PLACE}.kind: 'ftp' is not a check kind (use http, tcp, dns, icmp, tls)"),
         (
             ("port: 5432", "port: 5432, url: 'http://db/'"),
-            f"{PLACE}: url is a field of http checks, not of tcp ones (kind: http)",
+            f"{PLACE}: url is a field of http checks, not of tcp ones",
         ),
         (("port: 5432", "port: 5432, verify: false"), f"{PLACE}: verify goes with tls: true"),
         (
@@ -134,7 +134,7 @@ PLACE = "organizations[0].components[0]"
         ),
         (
             ("kind: tcp, host: db.internal, port: 5432", "host: db.internal"),
-            f"{PLACE}: host is a field of tcp checks, not of http ones (kind: tcp)",
+            f"{PLACE}: host is a field of tcp, icmp or tls checks, not of http ones",
         ),
         (("kind: tcp", "kind: tcp, type: metric"), f"{PLACE}: only an endpoint has a check kind"),
     ],

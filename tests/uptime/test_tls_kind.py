@@ -358,11 +358,11 @@ PLACE = "organizations[0].components[1]"
         (("port: 587", "port: 0"), f"{PLACE}.port: Input should be greater than or equal to 1"),
         (
             ("starttls: smtp", "starttls: smtp, send: 'EHLO x'"),
-            f"{PLACE}: send is a field of tcp checks, not of tls ones (kind: tcp)",
+            f"{PLACE}: send is a field of tcp checks, not of tls ones",
         ),
         (
             ("starttls: smtp", "starttls: smtp, tls: true"),
-            f"{PLACE}: tls is a field of tcp checks, not of tls ones (kind: tcp)",
+            f"{PLACE}: tls is a field of tcp checks, not of tls ones",
         ),
         (
             ('"[CERTIFICATE_EXPIRATION] > 720h"', '"[STATUS] == 200"'),
@@ -378,7 +378,7 @@ PLACE = "organizations[0].components[1]"
                 "kind: tls, host: mail.acme.example, port: 587, starttls: smtp",
                 "kind: tcp, host: m, port: 25, starttls: smtp",
             ),
-            f"{PLACE}: starttls is a field of tls checks, not of tcp ones (kind: tls)",
+            f"{PLACE}: starttls is a field of tls checks, not of tcp ones",
         ),
     ],
 )

@@ -58,6 +58,14 @@ SELECT c.id, c.organization_id, c.key, c.name, claimed.not_after, min(claimed.th
 """
 
 
+def due(response: Response, days: int) -> bool:
+    """Whether the certificate a check saw is within ``days`` of expiry (a component's farthest
+    threshold): only then is the database asked (`warn`), so a certificate far from expiry costs
+    its check nothing."""
+    not_after = response.certificate_not_after
+    return not_after is not None and not_after <= utcnow() + timedelta(days=days)
+
+
 def warn(checks: Sequence[Seen]) -> list[int]:
     """Claim and write the warnings the checks' certificates are due, in the caller's transaction.
     Returns the events' ids, to publish after the commit."""

@@ -37,6 +37,7 @@ class Loaded:
     extract: dict[str, str]
     last_checked_at: datetime | None
     recorded: bool  # this slot is recorded already (a redelivered message)
+    warned_days: int = 0  # its farthest certificate warning, in days before expiry (0: none)
 
     def run(self, policy: AddressPolicy) -> CheckResult:
         """Check the component now, by its kind (no database)."""
@@ -48,6 +49,7 @@ LOAD = f"""
 SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
        c.type = 'ENDPOINT' AND NOT c.paused, c.kind, c.method, c.url, c.headers, c.forward_headers, c.body,
        c.timeout_ms, c.target, c.conditions, c.extract, c.last_checked_at,
+       coalesce((SELECT max(d) FROM unnest(c.certificate_warning_days) AS d), 0),
        EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot), s.n
 FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[]) WITH ORDINALITY AS s (id, slot, n)
 JOIN component c ON c.id = s.id
@@ -74,7 +76,7 @@ def load_all(checks: Sequence[tuple[int, datetime]], *, lock: bool = False) -> l
 def _loaded(values: Sequence[Any]) -> Loaded:
     snapshot = Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
     checkable, kind, method, url, headers, forward, body, timeout_ms, target = values[11:20]
-    texts, extract, last_checked_at, recorded = values[20:]
+    texts, extract, last_checked_at, warned_days, recorded = values[20:]
     stored = Stored(method, url, headers or {}, forward, body, timeout_ms / 1000, target)
     return Loaded(
         component=snapshot,
@@ -85,6 +87,7 @@ def _loaded(values: Sequence[Any]) -> Loaded:
         extract=extract or {},
         last_checked_at=last_checked_at,
         recorded=recorded,
+        warned_days=warned_days,
     )
 
 
@@ -168,7 +171,8 @@ def record_all(checks: Sequence[Check]) -> list[int]:
             written |= _write([values], locked=False, extracted=result.extracted)
     changed = [event for loaded, slot, result in checks if (loaded.component.id, slot) not in written
                for event in record_locked(loaded.component.id, slot, result)]  # fmt: skip
-    seen = [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks]
+    seen = [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks
+            if expiry.due(result.response, loaded.warned_days)]  # fmt: skip
     return changed + expiry.warn(seen)
 
 

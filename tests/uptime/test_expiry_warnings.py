@@ -20,7 +20,7 @@ from pulse.db import db
 from pulse.errors import ConfigError
 from pulse.models import Component, Event, Incident, NotificationChannel, UptimeCheck, utcnow
 from pulse.models.event import CERTIFICATE_EXPIRING
-from pulse.net import dial
+from pulse.net import Response, dial
 from pulse.notifications import delivery
 from pulse.notifications.render import render
 from pulse.uptime import batch, expiry, record
@@ -353,3 +353,9 @@ def test_the_cleanup_drops_warnings_of_certificates_expired_a_while(database, ce
     assert left == now - 29 * DAY
     Component.delete().execute()
     assert db.execute_sql("SELECT count(*) FROM certificate_warning").fetchone() == (0,)
+
+
+def test_a_certificate_far_from_its_thresholds_asks_the_database_nothing():
+    far = Response(certificate_not_after=utcnow() + 20 * DAY)
+    assert not expiry.due(far, 14) and expiry.due(far, 30)
+    assert not expiry.due(Response(), 365) and not expiry.due(far, 0)

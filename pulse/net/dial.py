@@ -72,6 +72,20 @@ class Dial:
         raise OSError(f"{self.host} resolves to no address")
 
 
+def countdown(timeout_s: float) -> Callable[[], float]:
+    """Seconds left of ``timeout_s`` from now, each time it is called (for `Dial.open`'s ``left``
+    and every read after it); `TimeoutError` once none are."""
+    deadline = time.monotonic() + timeout_s
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline reached")
+        return remaining
+
+    return left
+
+
 def expiration_ms(sock: ssl.SSLSocket) -> float | None:
     """Milliseconds until the peer's certificate expires; None when it was not verified."""
     not_after = (sock.getpeercert() or {}).get("notAfter")

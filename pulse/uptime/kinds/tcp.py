@@ -32,7 +32,7 @@ from pydantic import Field, StringConstraints
 
 from pulse.models import utcnow
 from pulse.net import AddressPolicy, AddressRefused, Response
-from pulse.net.dial import Dial, context, expiration_ms, not_after
+from pulse.net.dial import Dial, context, countdown, expiration_ms, not_after
 from pulse.net.exchange import describe
 from pulse.net.urls import FetchError
 from pulse.uptime import conditions
@@ -134,14 +134,7 @@ def exchange(check: Target, policy: AddressPolicy, *, reads: bool) -> tuple[Resp
     """Connect to the target (and send, and read a reply if ``reads``); never raises for a
     network problem. Returns the `Response` (``body`` the reply, ``status`` None) and an error
     text, None when every step completed."""
-    deadline = time.monotonic() + check.timeout_s
-
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("deadline reached")
-        return remaining
-
+    left = countdown(check.timeout_s)
     dial = Dial(check.host, check.port)
     sock: socket.socket | None = None
     connected, expiration, reply, error = False, None, b"", None

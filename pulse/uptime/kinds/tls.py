@@ -47,7 +47,7 @@ from cryptography import x509
 
 from pulse.models import utcnow
 from pulse.net import AddressPolicy, AddressRefused, Response
-from pulse.net.dial import Dial, context
+from pulse.net.dial import Dial, context, countdown
 from pulse.net.exchange import describe
 from pulse.net.starttls import PROTOCOLS, negotiate
 from pulse.net.urls import FetchError
@@ -140,14 +140,7 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
     `Response` (``body`` the certificate described, ``certificate_valid`` and
     ``certificate_problem`` set once a certificate was read) and an error text, None when a
     certificate was read."""
-    deadline = time.monotonic() + check.timeout_s
-
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError("deadline reached")
-        return remaining
-
+    left = countdown(check.timeout_s)
     dial = Dial(check.host, check.port)
     problem, error = None, None
     started = time.perf_counter()

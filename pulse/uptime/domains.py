@@ -13,7 +13,7 @@ domain is looked up within minutes of its first `pulse apply`.
 An expiry that cannot be told (the registry does not answer, answers 404, or its record has no
 expiration event: `pulse.uptime.rdap.UnknownExpiryError`) is "unknown": one WARNING line, no warning to the
 channels, and never an outage. When the registry could not be asked, the expiry known before is
-kept.
+kept, and the domain is asked again an hour later.
 
 Warnings are claimed as certificate ones are (`pulse.uptime.expiry`): a row in ``domain_warning``
 per (component, expiry date, threshold), written with the batch's check rows in the same
@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 KINDS = ("http", "tcp", "tls")  # the kinds whose target has a host name
 STALE_AFTER = timedelta(days=1)  # a domain is looked up again at most this often
+RETRY_AFTER = timedelta(hours=1)  # or this soon, when its registry could not be asked
 PER_REFRESH = 20  # domains looked up by one refresh (each within rdap.TIMEOUT_S)
 
 # Take the domains due a lookup (none yet, or a day old) by setting their checked_at now, in one
@@ -95,8 +96,11 @@ def refresh(limit: int = PER_REFRESH) -> int:
         except rdap.UnknownExpiryError as unknown:
             found.update(problem=str(unknown), keep=not unknown.answered)
             logger.warning("Domain expiry of %s unknown: %s.", domain, unknown)
+        now = utcnow()
+        if found["keep"]:  # due again in an hour rather than a day
+            now -= STALE_AFTER - RETRY_AFTER
         with db.atomic():
-            db.execute_sql(WRITE, found | {"now": utcnow()})
+            db.execute_sql(WRITE, found | {"now": now})
     return len(domains)
 
 

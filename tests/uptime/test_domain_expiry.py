@@ -244,10 +244,14 @@ def test_an_unknown_expiry_is_logged_once_without_a_traceback(database, registry
     assert line.levelname == "WARNING" and line.exc_info is None
     assert line.getMessage() == f"Domain expiry of acme.example unknown: 127.0.0.1:{registry.target.port} answered 503."
     assert expiry_of("acme.example") == (SLOT + 10 * DAY, f"127.0.0.1:{registry.target.port} answered 503")  # kept
+    later(monkeypatch, DAY + timedelta(minutes=50))
+    assert domains.refresh() == 0
+    later(monkeypatch, DAY + timedelta(minutes=61))
+    assert domains.refresh() == 1  # asked again an hour later
 
     registry.record("acme.example", None, status=404)  # then forgets the domain: unknown
-    later(monkeypatch, 2 * DAY)
-    domains.refresh()
+    later(monkeypatch, 2 * DAY + timedelta(hours=2))
+    assert domains.refresh() == 1
     assert expiry_of("acme.example") == (None, f"127.0.0.1:{registry.target.port} does not know it (404)")
 
 

@@ -5,7 +5,8 @@ threshold and expiry date (`pulse.uptime.domains`).
 
 ``domain_expiry`` caches each domain's RDAP answer, looked up again at most once a day: its expiry
 (NULL when unknown) and why it is unknown (``problem``). ``domain_warning`` holds one row per
-warning claimed (its primary key is the claim), deleted with the component."""
+warning claimed (its primary key is the claim), deleted with the component, or by the cleanup
+once the registration has expired a while."""
 
 STATEMENTS = [
     "ALTER TABLE component ADD COLUMN domain_warning_days INTEGER[] NOT NULL DEFAULT '{}'",
@@ -28,6 +29,7 @@ STATEMENTS = [
         PRIMARY KEY (component_id, expires_at, threshold_days)
     )
     """,
+    "CREATE INDEX domain_warning_expires_at ON domain_warning (expires_at)",
 ]
 
 

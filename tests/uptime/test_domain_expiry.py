@@ -18,6 +18,7 @@ import pytest
 from actors import notifications
 from actors.uptime import checks
 from pulse import configfile
+from pulse.cleanup import retention
 from pulse.config import get_settings
 from pulse.db import db
 from pulse.errors import ConfigError
@@ -393,3 +394,18 @@ def test_turning_domain_warnings_off_stops_the_lookups(database, registry):
     apply("https://hooks.acme.example/x", ("api", "api.acme.example", 80, ""))
     assert (Component.get().domain, Component.get().domain_warning_days) == (None, [])
     assert domains.refresh() == 0 and registry.lookups() == []
+
+
+def test_the_cleanup_drops_warnings_of_domains_expired_a_while(database):
+    apply("https://hooks.acme.example/x", ("api", "api.acme.example", 80, ", domain_warnings: [7d]"))
+    component, now = Component.get(), utcnow()
+    db.execute_sql(
+        "INSERT INTO domain_warning VALUES (%s, %s, 7, %s), (%s, %s, 7, %s)",
+        (component.id, now - 31 * DAY, now, component.id, now - 29 * DAY, now),
+    )
+    report = retention.clean(now, dead_letters=timedelta(days=30))
+    [found] = [f for f in report.tables if f.table == "domain_warning"]
+    assert found.rows == 1
+    assert db.execute_sql("SELECT expires_at FROM domain_warning").fetchall() == [(now - 29 * DAY,)]
+    Component.delete().execute()
+    assert db.execute_sql("SELECT count(*) FROM domain_warning").fetchone() == (0,)

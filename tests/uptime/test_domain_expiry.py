@@ -14,19 +14,21 @@ import socket
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from playhouse.migrations import Runner
 
 from actors import notifications
 from actors.uptime import checks
 from pulse import configfile
 from pulse.cleanup import retention
 from pulse.config import get_settings
-from pulse.db import db
+from pulse.db import MIGRATIONS_DIR, db
 from pulse.errors import ConfigError
 from pulse.models import Component, Event, Incident, UptimeCheck, utcnow
 from pulse.models.event import DOMAIN_EXPIRING
 from pulse.net import AddressPolicy
 from pulse.notifications.render import render
 from pulse.uptime import domains, rdap
+from tests.support.migrations import database_at
 from tests.support.stub import declare
 from tests.support.target import HTTPTarget, closed_port
 
@@ -409,3 +411,18 @@ def test_the_cleanup_drops_warnings_of_domains_expired_a_while(database):
     assert db.execute_sql("SELECT expires_at FROM domain_warning").fetchall() == [(now - 29 * DAY,)]
     Component.delete().execute()
     assert db.execute_sql("SELECT count(*) FROM domain_warning").fetchone() == (0,)
+
+
+def test_migration_0024_adds_the_columns_and_tables_and_goes_back(settings):
+    with database_at(settings, "0023_certificate_warnings", "_domain_expiry") as old:
+        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
+        db.execute_sql("INSERT INTO component (organization_id, key, name, url) VALUES (1, 'api', 'API', 'https://x')")
+        runner = Runner(old, MIGRATIONS_DIR)
+        assert runner.up("0024_domain_expiry")[-1] == "0024_domain_expiry"
+        assert db.execute_sql("SELECT domain_warning_days, domain FROM component").fetchall() == [([], None)]
+        db.execute_sql("INSERT INTO domain_expiry (domain, checked_at) VALUES ('acme.example', now())")
+        db.execute_sql("INSERT INTO domain_warning VALUES (1, now(), 7, now())")
+        assert runner.down() == ["0024_domain_expiry"]
+        tables = "SELECT count(*) FROM pg_tables WHERE tablename IN ('domain_expiry', 'domain_warning')"
+        assert db.execute_sql(tables).fetchone() == (0,)
+        assert runner.up("0024_domain_expiry")[-1] == "0024_domain_expiry"

@@ -1,6 +1,7 @@
 """The uptime queue's work: HTTP checks of components, each for its slot, one message checking one
 component (`check`) or the batch the scheduling loop sent (`checks`): `pulse.uptime.batch`; and
-heartbeat monitors' pings and missed deadlines (`heartbeat`): `pulse.heartbeats.apply`."""
+heartbeat monitors' pings and missed deadlines (`heartbeat`): `pulse.heartbeats.apply`; and the
+RDAP lookups of domain expiry warnings (`domain_expiry`): `pulse.uptime.domains`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pulse.errors import PermanentError
 from pulse.heartbeats import apply as monitors
 from pulse.recurring.grid import parse_slot
 from pulse.uptime import batch as checking
+from pulse.uptime import domains
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
@@ -38,3 +40,10 @@ def heartbeat(component_id: int, missed: str | None) -> None:
     """Apply a heartbeat monitor's waiting pings and its missed deadline ``missed`` (ISO 8601, or
     None) to its component's status: `pulse.heartbeats.apply`."""
     events.publish(monitors.apply(component_id, None if missed is None else parse_slot(missed)))
+
+
+@dramatiq.actor(queue_name="uptime", time_limit=300_000, max_retries=0)
+def domain_expiry() -> None:
+    """Look up the expiry of the domains due a lookup (new, or a day old), a few at a time:
+    `pulse.uptime.domains.refresh`. Not retried: the next tick comes in ten minutes."""
+    domains.refresh()

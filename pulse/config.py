@@ -83,6 +83,8 @@ class Settings:
     serve_public_url: the address the outside reaches `pulse serve` at, ``https://host[:port]`` (its
       TLS proxy's): Twilio's signatures are made over it (`pulse.oncall.smshook`); when it and the
       Twilio credentials are set, SMS pages ask for a reply code.
+    rdap_bootstrap_url: IANA's RDAP bootstrap registry for DNS (RFC 9224), which names each
+      top-level domain's RDAP server, for domain expiry warnings (`pulse.uptime.rdap`).
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -122,6 +124,7 @@ class Settings:
     serve_request_deadline_s: float = 10.0
     serve_max_connections: int = 64
     serve_public_url: str = ""
+    rdap_bootstrap_url: str = "https://data.iana.org/rdap/dns.json"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -381,6 +384,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "serve_request_deadline_s": _number(0.5, 300, "the deadline in seconds", whole=False),
     "serve_max_connections": _number(1, 100_000, "the number of connections"),
     "serve_public_url": _origin,
+    "rdap_bootstrap_url": _url(("http", "https"), "https://data.iana.org/rdap/dns.json"),
 }
 
 

@@ -1,13 +1,15 @@
 """Uptime scheduling: the claim-and-send loops (`pulse.recurring.loop`) run by a worker process
 consuming `uptime`. One sends each component's check at its slot (sub-minute intervals included),
 the checks due together in one message; the other sends each heartbeat monitor whose pings wait to
-be applied or whose deadline passed (`pulse.heartbeats.due`)."""
+be applied or whose deadline passed (`pulse.heartbeats.due`). Every ten minutes a tick sends the
+RDAP lookups of domain expiry warnings (`pulse.uptime.domains`)."""
 
 from datetime import timedelta
 
-from actors.uptime import check, checks, heartbeat
+from actors.uptime import check, checks, domain_expiry, heartbeat
 from pulse.heartbeats import due as monitors
 from pulse.recurring import loop
+from pulse.recurring.ticks import tick
 from pulse.uptime import due
 
 UPTIME = loop.declare(
@@ -35,3 +37,8 @@ HEARTBEAT_MONITORS = loop.declare(
         ahead=False,  # a deadline is missed once it has passed
     )
 )
+
+
+@tick("uptime", "*/10 * * * *")
+def domain_expiry_tick() -> None:
+    domain_expiry.send()

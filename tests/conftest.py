@@ -74,6 +74,7 @@ TABLES = (
     "incident_update",
     "incident",
     "uptime_check",
+    "domain_expiry",
     "component",
     "organization",
 )

@@ -9,7 +9,7 @@ for a moment, so writers keep their pace while it runs.
 - The other tables lose rows a batch at a time (`BATCH`), oldest first: notifications that are
   over, resolved on-call alerts (their timelines with them), events that were sent and have no
   delivery or alert left, rollups, dead-letter records, the cleanup's own history, and the expiry
-  warnings of certificates expired for a while (`WARNINGS_KEPT`).
+  warnings of certificates and domains expired for a while (`WARNINGS_KEPT`).
 
 Each step is its own statement and transaction, and takes only rows older than their rule when it
 runs, so a run can stop anywhere (a crash, its time budget) and the next run simply goes on: a
@@ -90,6 +90,8 @@ def tables(dead_letters: timedelta) -> list[Table]:
         Table("runaway_message", "last_killed_at", "message_id", "dead_letters", kept=dead_letters),
         Table("cleanup_run", "started_at", "id", "cleanup_runs", extra="t.finished_at IS NOT NULL", kept=RUNS_KEPT),
         Table("certificate_warning", "not_after", "component_id, not_after, threshold_days", "certificate_warnings",
+              kept=WARNINGS_KEPT),
+        Table("domain_warning", "expires_at", "component_id, expires_at, threshold_days", "domain_warnings",
               kept=WARNINGS_KEPT),
     ]  # fmt: skip
 

@@ -41,6 +41,8 @@ class Component(BaseModel):
     escalation_policy = ForeignKeyField(EscalationPolicy, null=True, on_delete="SET NULL")  # pages for its incidents
     repeat_seconds = IntegerField(null=True)  # re-notify the channels this often while its incident is open
     certificate_warning_days = ArrayField(IntegerField, default=lambda: [14, 3])  # pulse.uptime.expiry
+    domain_warning_days = ArrayField(IntegerField, default=list)  # pulse.uptime.domains; none: no lookups
+    domain = TextField(null=True)  # its host's registered domain, when it has domain warnings
     escalation_policy_id: int | None
     extract = JSONField(default=dict)  # value name -> JSON path into the body, e.g. "[BODY].db.latency_ms"
     last_checked_at = DateTimeTZField(null=True)  # scheduled time of the latest check applied to the status

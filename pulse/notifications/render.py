@@ -10,6 +10,7 @@ from pulse.models import utcnow
 from pulse.models.event import (
     CERTIFICATE_EXPIRING,
     COMPONENT_STILL_DOWN,
+    DOMAIN_EXPIRING,
     INCIDENT_OPENED,
     INCIDENT_RESOLVED,
     ONCALL_EXHAUSTED,
@@ -86,6 +87,8 @@ def render(
         )  # fmt: skip
     if kind == CERTIFICATE_EXPIRING:
         return _expiring(event_id, payload, organization, since, url)
+    if kind == DOMAIN_EXPIRING:
+        return _domain_expiring(event_id, payload, organization, since, url)
     if kind in (ONCALL_PAGE, ONCALL_EXHAUSTED, ONCALL_REMINDER):
         return _oncall(event_id, kind, payload, organization, url, linked=linked, reply_code=reply_code)
     return Notice(
@@ -155,6 +158,24 @@ def _expiring(event_id: int, payload: dict[str, Any], organization: str, since: 
     return Notice(
         kind=CERTIFICATE_EXPIRING, title=f"Certificate expiring: {component}",
         summary=f"The TLS certificate of {payload.get('host') or component} {left}, on {when} "
+        f"(the {_days(threshold)} warning). Renew it before then.",
+        organization=organization, since=since, severity=WARNING, event_id=event_id, component=component, url=url,
+    )  # fmt: skip
+
+
+def _domain_expiring(
+    event_id: int, payload: dict[str, Any], organization: str, since: datetime, url: str | None
+) -> Notice:
+    """A domain's registration days from expiry (`pulse.uptime.domains`): which, when, and the
+    warning it is. Not an outage either."""
+    component = (payload.get("component") or {}).get("name")
+    days, threshold = payload.get("days_left"), payload.get("threshold_days")
+    expires = _time(payload.get("expires_at"))
+    when = f"{expires:%Y-%m-%d %H:%M} UTC" if expires else "soon"
+    left = "has expired" if isinstance(days, int) and days < 0 else f"expires in {_days(days)}"
+    return Notice(
+        kind=DOMAIN_EXPIRING, title=f"Domain expiring: {payload.get('domain') or component}",
+        summary=f"The registration of {payload.get('domain')} ({component}) {left}, on {when} "
         f"(the {_days(threshold)} warning). Renew it before then.",
         organization=organization, since=since, severity=WARNING, event_id=event_id, component=component, url=url,
     )  # fmt: skip

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, field_validator, model_validator
 
 from pulse.models import NotificationChannel, Subscriber, utcnow
-from pulse.models.event import CERTIFICATE_EXPIRING, EVENT_TYPES, ONCALL_EXHAUSTED
+from pulse.models.event import CERTIFICATE_EXPIRING, DOMAIN_EXPIRING, EVENT_TYPES, ONCALL_EXHAUSTED
 from pulse.notifications.channels import CHANNELS, SUBSCRIBER_KINDS
 from pulse.spec import SLUG, Strict, http_url, takes
 
@@ -120,7 +120,7 @@ class SubscriberSpec(_Filters):
             raise ValueError(f"a subscriber has exactly one of {', '.join(others)} or {last}")
         if self.secret is not None and self.webhook is None:
             raise ValueError("only a webhook subscriber takes a secret")
-        for channels_only in (ONCALL_EXHAUSTED, CERTIFICATE_EXPIRING):
+        for channels_only in (ONCALL_EXHAUSTED, CERTIFICATE_EXPIRING, DOMAIN_EXPIRING):
             if channels_only in self.events:
                 raise ValueError(f"{channels_only} is for the organization's channels, not for subscribers")
         if self.email is not None:

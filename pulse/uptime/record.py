@@ -20,7 +20,7 @@ from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.net import AddressPolicy
-from pulse.uptime import expiry
+from pulse.uptime import domains, expiry
 from pulse.uptime.check import CheckResult
 from pulse.uptime.kinds import KINDS, Stored
 
@@ -38,6 +38,8 @@ class Loaded:
     last_checked_at: datetime | None
     recorded: bool  # this slot is recorded already (a redelivered message)
     warned_days: int = 0  # its farthest certificate warning, in days before expiry (0: none)
+    domain_days: int = 0  # its farthest domain warning, in days (0: none)
+    domain_expires_at: datetime | None = None  # its domain's cached expiry (pulse.uptime.domains)
 
     def run(self, policy: AddressPolicy) -> CheckResult:
         """Check the component now, by its kind (no database)."""
@@ -50,6 +52,8 @@ SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
        c.type = 'ENDPOINT' AND NOT c.paused, c.kind, c.method, c.url, c.headers, c.forward_headers, c.body,
        c.timeout_ms, c.target, c.conditions, c.extract, c.last_checked_at,
        coalesce((SELECT max(d) FROM unnest(c.certificate_warning_days) AS d), 0),
+       coalesce((SELECT max(d) FROM unnest(c.domain_warning_days) AS d), 0),
+       (SELECT d.expires_at FROM domain_expiry d WHERE d.domain = c.domain),
        EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot), s.n
 FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[]) WITH ORDINALITY AS s (id, slot, n)
 JOIN component c ON c.id = s.id
@@ -76,7 +80,7 @@ def load_all(checks: Sequence[tuple[int, datetime]], *, lock: bool = False) -> l
 def _loaded(values: Sequence[Any]) -> Loaded:
     snapshot = Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
     checkable, kind, method, url, headers, forward, body, timeout_ms, target = values[11:20]
-    texts, extract, last_checked_at, warned_days, recorded = values[20:]
+    texts, extract, last_checked_at, warned_days, domain_days, domain_expires_at, recorded = values[20:]
     stored = Stored(method, url, headers or {}, forward, body, timeout_ms / 1000, target)
     return Loaded(
         component=snapshot,
@@ -88,6 +92,8 @@ def _loaded(values: Sequence[Any]) -> Loaded:
         last_checked_at=last_checked_at,
         recorded=recorded,
         warned_days=warned_days,
+        domain_days=domain_days,
+        domain_expires_at=domain_expires_at,
     )
 
 
@@ -162,7 +168,8 @@ def record_all(checks: Sequence[Check]) -> list[int]:
     Most checks leave the status as it was: those that extract nothing are recorded together in
     one guarded statement, the others in one each. A change of status, a late result or a
     concurrent check (its guard failed) takes `record_locked`, with the component locked.
-    The certificates the checks saw warn of their expiry, once each (`pulse.uptime.expiry`).
+    The certificates the checks saw warn of their expiry, once each (`pulse.uptime.expiry`), and
+    so do their components' domains, by their cached expiry (`pulse.uptime.domains`).
     """
     fast = [(check, values) for check in checks if (values := _guarded(*check)) is not None]
     written = _write([values for (_, _, result), values in fast if not result.extracted], locked=False)
@@ -173,7 +180,9 @@ def record_all(checks: Sequence[Check]) -> list[int]:
                for event in record_locked(loaded.component.id, slot, result)]  # fmt: skip
     seen = [(loaded.component.id, loaded.target, result.response) for loaded, _, result in checks
             if expiry.due(result.response, loaded.warned_days)]  # fmt: skip
-    return changed + expiry.warn(seen)
+    named = [(loaded.component.id, expires_at) for loaded, _, _ in checks
+             if (expires_at := loaded.domain_expires_at) and domains.due(expires_at, loaded.domain_days)]  # fmt: skip
+    return changed + expiry.warn(seen) + domains.warn(named)
 
 
 def _guarded(loaded: Loaded, scheduled_at: datetime, result: CheckResult) -> dict[str, Any] | None:

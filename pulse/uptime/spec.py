@@ -10,6 +10,8 @@ and their maintenance windows; written with the rest of the file (`pulse.configf
         repeat_while_down: 1h          # optional: tell the channels again, every hour, while it is down
         certificate_warnings: [14d, 3d]   # the default: tell the channels 14 and 3 days before the
                                           # TLS certificate expires (pulse.uptime.expiry); [] for none
+        domain_warnings: [30d, 7d]        # opt-in: 30 and 7 days before acme.example's registration
+                                          # expires, as its registry's RDAP says (pulse.uptime.domains)
       - {key: db, name: Database, kind: tcp, host: db.internal, port: 5432, interval: 30s,
          conditions: ["[CONNECTED] == true", "[RESPONSE_TIME] < 300"]}
 
@@ -32,7 +34,7 @@ from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, parse_duration, show_duration, span, within
-from pulse.uptime import conditions, expiry
+from pulse.uptime import conditions, domains, expiry, rdap
 from pulse.uptime.kinds import KINDS, dns, http, icmp, tcp, tls
 
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
@@ -87,6 +89,7 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
     certificate_warnings: list[Ahead] = Field(
         default_factory=lambda: [timedelta(days=days) for days in expiry.DEFAULT_DAYS], max_length=expiry.MAX_WARNINGS
     )  # warn the channels this long before the TLS certificate expires
+    domain_warnings: list[Ahead] = Field(default_factory=list, max_length=expiry.MAX_WARNINGS)  # before the domain
     period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next four
     cron: heartbeats.Cron | None = None
     time_zone: heartbeats.TimeZone | None = None
@@ -130,7 +133,7 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
             conditions.parse_path(path)
         return value
 
-    @field_validator("certificate_warnings")
+    @field_validator("certificate_warnings", "domain_warnings")
     @classmethod
     def _certificate_warnings(cls, value: list[timedelta]) -> list[timedelta]:
         for warning in value:
@@ -146,6 +149,9 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
     def _endpoint(self) -> ComponentSpec:
         if self.type == "endpoint":
             self._check_kind()
+            self._check_domain()
+        elif "domain_warnings" in self.model_fields_set:
+            raise ValueError("only an endpoint has domain_warnings (its host names the domain)")
         elif "kind" in self.model_fields_set:
             raise ValueError("only an endpoint has a check kind")
         elif "certificate_warnings" in self.model_fields_set:
@@ -183,6 +189,25 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
                 )
         if problems:
             raise ValueError("\n".join(dict.fromkeys(problems)))
+
+    def _check_domain(self) -> None:
+        """Domain warnings need a kind whose target has a host, and a host with a registered domain."""
+        if not self.domain_warnings:
+            return
+        if self.kind not in domains.KINDS:
+            raise ValueError(f"domain_warnings are for {_either(list(domains.KINDS))} checks, not {self.kind} ones")
+        host = expiry.host(self)
+        if host is not None and self.domain() is None:
+            if rdap.is_address(host):
+                raise ValueError(f"domain_warnings: {host} is an IP address, which has no domain to expire")
+            raise ValueError(
+                f"domain_warnings: {host} has no registered domain (e.g. api.acme.example has acme.example)"
+            )
+
+    def domain(self) -> str | None:
+        """The registered domain whose expiry it warns of, when it has domain warnings."""
+        host = expiry.host(self) if self.domain_warnings else None
+        return rdap.registered(host) if host else None
 
     def monitor(self) -> heartbeats.Monitor | None:
         """A heartbeat's monitor; None for another type."""
@@ -252,6 +277,8 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         "escalation_policy": policy,
         "repeat_seconds": round(spec.repeat_while_down.total_seconds()) if spec.repeat_while_down else None,
         "certificate_warning_days": sorted({w // timedelta(days=1) for w in spec.certificate_warnings}, reverse=True),
+        "domain_warning_days": sorted({w // timedelta(days=1) for w in spec.domain_warnings}, reverse=True),
+        "domain": spec.domain(),
     }
     if current is None:
         # next_check_at stays empty: the scheduler gives it a first slot within seconds.

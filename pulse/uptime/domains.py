@@ -95,7 +95,8 @@ def refresh(limit: int = PER_REFRESH) -> int:
             found["expires_at"] = rdap.expiry(domain, _policy(), bootstrap)
         except rdap.UnknownExpiryError as unknown:
             found.update(problem=str(unknown), keep=not unknown.answered)
-            logger.warning("Domain expiry of %s unknown: %s.", domain, unknown)
+            again = "in an hour, the expiry known before kept" if found["keep"] else "in a day"
+            logger.warning("Domain expiry of %s unknown: %s; asked again %s.", domain, unknown, again)
         now = utcnow()
         if found["keep"]:  # due again in an hour rather than a day
             now -= STALE_AFTER - RETRY_AFTER

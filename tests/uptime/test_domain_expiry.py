@@ -245,7 +245,10 @@ def test_an_unknown_expiry_is_logged_once_without_a_traceback(database, registry
         assert domains.refresh() == 1
     [line] = caplog.records
     assert line.levelname == "WARNING" and line.exc_info is None
-    assert line.getMessage() == f"Domain expiry of acme.example unknown: 127.0.0.1:{registry.target.port} answered 503."
+    assert line.getMessage() == (
+        f"Domain expiry of acme.example unknown: 127.0.0.1:{registry.target.port} answered 503;"
+        " asked again in an hour, the expiry known before kept."
+    )
     assert expiry_of("acme.example") == (SLOT + 10 * DAY, f"127.0.0.1:{registry.target.port} answered 503")  # kept
     later(monkeypatch, DAY + timedelta(minutes=50))
     assert domains.refresh() == 0

@@ -151,10 +151,8 @@ def _expiring(event_id: int, payload: dict[str, Any], organization: str, since: 
     """A certificate days from expiry (`pulse.uptime.expiry`): which, when, and the warning it is.
     The component's status is not part of it: an expiring certificate is not an outage."""
     component = (payload.get("component") or {}).get("name")
-    days, threshold = payload.get("days_left"), payload.get("threshold_days")
-    expires = _time(payload.get("not_after"))
-    when = f"{expires:%Y-%m-%d %H:%M} UTC" if expires else "soon"
-    left = "has expired" if isinstance(days, int) and days < 0 else f"expires in {_days(days)}"
+    threshold = payload.get("threshold_days")
+    left, when = _expiry(payload.get("days_left"), payload.get("not_after"))
     return Notice(
         kind=CERTIFICATE_EXPIRING, title=f"Certificate expiring: {component}",
         summary=f"The TLS certificate of {payload.get('host') or component} {left}, on {when} "
@@ -169,16 +167,22 @@ def _domain_expiring(
     """A domain's registration days from expiry (`pulse.uptime.domains`): which, when, and the
     warning it is. Not an outage either."""
     component = (payload.get("component") or {}).get("name")
-    days, threshold = payload.get("days_left"), payload.get("threshold_days")
-    expires = _time(payload.get("expires_at"))
-    when = f"{expires:%Y-%m-%d %H:%M} UTC" if expires else "soon"
-    left = "has expired" if isinstance(days, int) and days < 0 else f"expires in {_days(days)}"
+    threshold = payload.get("threshold_days")
+    left, when = _expiry(payload.get("days_left"), payload.get("expires_at"))
     return Notice(
         kind=DOMAIN_EXPIRING, title=f"Domain expiring: {payload.get('domain') or component}",
         summary=f"The registration of {payload.get('domain')} ({component}) {left}, on {when} "
         f"(the {_days(threshold)} warning). Renew it before then.",
         organization=organization, since=since, severity=WARNING, event_id=event_id, component=component, url=url,
     )  # fmt: skip
+
+
+def _expiry(days: Any, at: Any) -> tuple[str, str]:
+    """How far off an expiry is (``expires in 2 days``, ``has expired``) and when (``2026-12-07
+    12:00 UTC``, or ``soon`` when the payload lacks the time)."""
+    expires = _time(at)
+    when = f"{expires:%Y-%m-%d %H:%M} UTC" if expires else "soon"
+    return ("has expired" if isinstance(days, int) and days < 0 else f"expires in {_days(days)}"), when
 
 
 def _days(n: Any) -> str:

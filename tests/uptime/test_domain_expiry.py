@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playhouse.migrations import Runner
 
-from actors import notifications
 from actors.uptime import checks
 from pulse import configfile
 from pulse.cleanup import retention
@@ -29,7 +28,6 @@ from pulse.net import AddressPolicy
 from pulse.notifications.render import render
 from pulse.uptime import domains, rdap
 from tests.support.migrations import database_at
-from tests.support.stub import declare
 from tests.support.target import HTTPTarget, closed_port
 
 DAY = timedelta(days=1)
@@ -96,20 +94,6 @@ def names(monkeypatch):
         return resolve("127.0.0.1" if str(host).endswith(".example") else host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", fake)
-
-
-@pytest.fixture
-def notify(broker, stub_worker, vendors):
-    """Deliver the events written so far to the fake webhook receiver."""
-    for actor in (notifications.broadcast, notifications.send):
-        declare(broker, actor)
-
-    def deliver():
-        broker.join("notifications", fail_fast=True)
-        stub_worker.join()
-        return [json.loads(r.body) for r in vendors.attempts("webhook")]
-
-    return deliver
 
 
 def apply(hook, *components):

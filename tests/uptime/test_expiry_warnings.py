@@ -3,7 +3,6 @@ local TLS server presents a certificate of the test CA expiring when the test sa
 is checked through `actors.uptime.checks`, and the warnings reach a fake webhook channel through
 the notifications actors. Once per threshold and certificate, never an outage."""
 
-import json
 import ssl
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from cryptography import x509
 
-from actors import notifications
 from actors.uptime import checks
 from pulse import configfile
 from pulse.cleanup import retention
@@ -26,7 +24,6 @@ from pulse.notifications.render import render
 from pulse.uptime import batch, expiry, record
 from tests.conftest import HEALTHY
 from tests.support.certs import Authority
-from tests.support.stub import declare
 from tests.support.target import HTTPTarget
 from tests.support.tcpserver import TCPServer
 
@@ -66,20 +63,6 @@ def certs(tmp_path, monkeypatch):
     monkeypatch.setenv("SSL_CERT_FILE", str(authority.pem))
     monkeypatch.setattr(dial, "_contexts", {})  # made again, reading SSL_CERT_FILE
     return Certificates(authority)
-
-
-@pytest.fixture
-def notify(broker, stub_worker, vendors):
-    """Deliver the events written so far (broadcast, then send) to the fake webhook receiver."""
-    for actor in (notifications.broadcast, notifications.send):
-        declare(broker, actor)
-
-    def deliver():
-        broker.join("notifications", fail_fast=True)
-        stub_worker.join()
-        return [json.loads(r.body) for r in vendors.attempts("webhook")]
-
-    return deliver
 
 
 def apply(server, vendors, extra=""):

@@ -1,11 +1,16 @@
 """Actors, one module per domain and queue. Each receives ids, loads rows, calls into `pulse`,
-and records the outcome.
+and records the outcome. A location's worker (``PULSE_LOCATION``) declares its location's actor
+only (`actors.location`): it consumes that queue and no other.
 
 Importing this package sets up the broker first, so every actor binds to Pulse's broker.
 """
 
+from pulse.config import get_settings
 from pulse.rabbitmq.broker import setup_broker
 
 setup_broker()
 
-from actors import calculated, cleanup, metrics, notifications, oncall, uptime  # noqa: E402,F401
+if get_settings().location:
+    from actors import location  # noqa: F401
+else:
+    from actors import calculated, cleanup, metrics, notifications, oncall, uptime  # noqa: F401

@@ -1,7 +1,9 @@
 """The uptime queue's work: HTTP checks of components, each for its slot, one message checking one
-component (`check`) or the batch the scheduling loop sent (`checks`): `pulse.uptime.batch`; and
-heartbeat monitors' pings and missed deadlines (`heartbeat`): `pulse.heartbeats.apply`; and the
-RDAP lookups of domain expiry warnings (`domain_expiry`): `pulse.uptime.domains`."""
+component (`check`) or the batch the scheduling loop sent (`checks`): `pulse.uptime.batch`; the
+results that locations send back (`location_results`) and the final verdicts of slots checked
+from locations (`verdicts`): `pulse.locations.verdict`; heartbeat monitors' pings and missed
+deadlines (`heartbeat`): `pulse.heartbeats.apply`; and the RDAP lookups of domain expiry
+warnings (`domain_expiry`): `pulse.uptime.domains`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from pulse import events
 from pulse import logging as pulse_logging
 from pulse.errors import PermanentError
 from pulse.heartbeats import apply as monitors
+from pulse.locations import RESULTS_ACTOR, verdict
+from pulse.locations.wire import Result
 from pulse.recurring.grid import parse_slot
 from pulse.uptime import batch as checking
 from pulse.uptime import domains
@@ -33,6 +37,24 @@ def checks(batch: list[list]) -> None:
     events.publish(
         checking.check_all([(component_id, parse_slot(scheduled_at)) for component_id, scheduled_at in batch])
     )
+
+
+@dramatiq.actor(actor_name=RESULTS_ACTOR, queue_name="uptime", time_limit=60_000, max_retries=3)
+def location_results(location: str, results: list) -> None:
+    """Record what ``location`` found of each slot and take the verdicts it decides. The consumer
+    lets through only such a message whose ``location`` is the routing key it came with
+    (`pulse.rabbitmq.broker.PulseConsumer`), which RabbitMQ holds each location's user to."""
+    if not isinstance(results, list):
+        raise PermanentError("location results are not a list")
+    pulse_logging.bind(location=location)
+    events.publish(verdict.record_results(location, [Result.of_json(r) for r in results]))
+
+
+@dramatiq.actor(queue_name="uptime", time_limit=60_000, max_retries=3)
+def verdicts(slots: list[list]) -> None:
+    """Take the final verdict of each ``[component_id, scheduled_at]`` slot checked from
+    locations whose time is up, with the votes that came."""
+    events.publish(verdict.decide([(component_id, parse_slot(slot)) for component_id, slot in slots]))
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=60_000, max_retries=3)

@@ -4,9 +4,10 @@
     periodiq pulse.actors                    # scheduler
 
 It reads the settings, sets up JSON logs, the database and the broker, then imports every actor
-(`actors`) and every periodic tick (`schedules`). A bad setting stops the process with one line,
-as does a queue of another type than PULSE_QUEUE_TYPE; a RabbitMQ that does not answer yet is
-waited for (one line per attempt).
+(`actors`) and every periodic tick (`schedules`). A location's worker (``PULSE_LOCATION``) has no
+database and declares nothing: it consumes its location's queue (`actors.location`). A bad
+setting stops the process with one line, as does a queue of another type than PULSE_QUEUE_TYPE;
+a RabbitMQ that does not answer yet is waited for (one line per attempt).
 """
 
 import logging
@@ -29,8 +30,9 @@ from pulse.rabbitmq.broker import setup_broker
 pulse_logging.configure(settings.log_level)
 for warning in renamed_in_use():
     logging.getLogger(__name__).warning("%s", warning)
-setup_database(settings)
-if multiprocessing.parent_process() is None and not settings.broker_url.startswith("stub:"):
+if not settings.location:
+    setup_database(settings)
+if multiprocessing.parent_process() is None and not settings.broker_url.startswith("stub:") and not settings.location:
     # The scheduler waits here; a dramatiq worker process waits as it boots (pulse.middleware.lifecycle),
     # once dramatiq has read what this module declares.
     rabbitmq.wait_for(settings)
@@ -41,6 +43,8 @@ if multiprocessing.parent_process() is None and not settings.broker_url.startswi
 broker = setup_broker(settings)
 
 import actors  # noqa: E402,F401 - declares the actors on the broker
-import schedules  # noqa: E402,F401 - declares the periodic ticks
+
+if not settings.location:
+    import schedules  # noqa: F401 - declares the periodic ticks
 
 __all__ = ["broker"]

@@ -6,6 +6,7 @@ names the variable and the reason, never the value of a URL (it may hold a passw
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import os
@@ -15,9 +16,12 @@ from typing import Any
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from pulse.errors import ConfigError
+from pulse.locations import name as location_name
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-SECRETS = frozenset({"resend_api_key", "twilio_auth_token", "vapid_private_key", "ack_secret"})
+SECRETS = frozenset(
+    {"resend_api_key", "twilio_auth_token", "vapid_private_key", "ack_secret", "locations_secret", "location_key"}
+)
 #: Settings that were renamed: the old variable still works when the new one is not set.
 RENAMED = {
     "PULSE_ALLOW_PRIVATE_TARGETS": "PULSE_CHECK_ALLOW_PRIVATE",
@@ -85,6 +89,11 @@ class Settings:
       Twilio credentials are set, SMS pages ask for a reply code.
     rdap_bootstrap_url: IANA's RDAP bootstrap registry for DNS (RFC 9224), which names each
       top-level domain's RDAP server, for domain expiry warnings (`pulse.uptime.rdap`).
+    location: this worker is a location's (`pulse.locations`): it consumes that location's queue
+      only, checks what comes, and sends the results back over RabbitMQ; it needs no database.
+    location_key: the key the location's batches of checks are sealed with (`pulse locations key`).
+    locations_secret: where the central workers run, the secret every location's key derives from,
+      at least 32 characters; needed once a component is checked from locations.
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -125,6 +134,9 @@ class Settings:
     serve_max_connections: int = 64
     serve_public_url: str = ""
     rdap_bootstrap_url: str = "https://data.iana.org/rdap/dns.json"
+    location: str = ""
+    location_key: str = ""
+    locations_secret: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -336,6 +348,15 @@ def _secret(length: int) -> Callable[[str], str]:
     return parse
 
 
+def _fernet_key(raw: str) -> str:
+    try:
+        if len(base64.urlsafe_b64decode(raw.encode())) == 32:
+            return raw
+    except ValueError:
+        pass
+    raise ValueError("not a location key (44 characters, as `pulse locations key NAME` prints it)")
+
+
 def _directory(raw: str) -> str:
     if not os.path.isabs(raw):
         raise ValueError(f"{raw!r} is not an absolute path")
@@ -385,6 +406,9 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "serve_max_connections": _number(1, 100_000, "the number of connections"),
     "serve_public_url": _origin,
     "rdap_bootstrap_url": _url(("http", "https"), "https://data.iana.org/rdap/dns.json"),
+    "location": location_name,
+    "location_key": _fernet_key,
+    "locations_secret": _secret(32),
 }
 
 

@@ -1,13 +1,15 @@
 """Uptime scheduling: the claim-and-send loops (`pulse.recurring.loop`) run by a worker process
 consuming `uptime`. One sends each component's check at its slot (sub-minute intervals included),
 the checks due together in one message; the other sends each heartbeat monitor whose pings wait to
-be applied or whose deadline passed (`pulse.heartbeats.due`). Every ten minutes a tick sends the
+be applied or whose deadline passed (`pulse.heartbeats.due`); a third sends the slots checked from
+locations whose time is up for their final verdict (`pulse.locations.verdict`). Every ten minutes a tick sends the
 RDAP lookups of domain expiry warnings (`pulse.uptime.domains`)."""
 
 from datetime import timedelta
 
-from actors.uptime import check, checks, domain_expiry, heartbeat
+from actors.uptime import check, checks, domain_expiry, heartbeat, verdicts
 from pulse.heartbeats import due as monitors
+from pulse.locations import verdict
 from pulse.recurring import loop
 from pulse.recurring.ticks import tick
 from pulse.uptime import due
@@ -35,6 +37,19 @@ HEARTBEAT_MONITORS = loop.declare(
         next_due=monitors.next_due,
         message=lambda key, due_at: heartbeat.message(key[0], key[1] and key[1].isoformat()),
         ahead=False,  # a deadline is missed once it has passed
+    )
+)
+
+
+VERDICTS = loop.declare(
+    loop.Loop(
+        name="verdicts",
+        queue="uptime",
+        claim=verdict.claim,
+        next_due=verdict.next_due,
+        message=lambda key, due_at: verdicts.message([[key[0], key[1].isoformat()]]),
+        batch=lambda rows: verdicts.message([[key[0], key[1].isoformat()] for key, _ in rows]),
+        ahead=False,  # a slot's time is up once it has passed
     )
 )
 

@@ -17,6 +17,7 @@ from pulse.cli import (
     cleanup,
     dlq,
     formula,
+    locations,
     metrics,
     notifications,
     oncall,
@@ -55,7 +56,22 @@ def main() -> None:
     """Operate Pulse: database, queues, dead letters, health."""
 
 
-MODULES = (ops, run, serve, apply, status, check, metrics, calculated, formula, notifications, oncall, dlq, cleanup)
+MODULES = (
+    ops,
+    run,
+    serve,
+    apply,
+    status,
+    check,
+    metrics,
+    calculated,
+    formula,
+    notifications,
+    oncall,
+    dlq,
+    cleanup,
+    locations,
+)
 for module in MODULES:
     for command in module.COMMANDS:
         main.add_command(command)

@@ -38,6 +38,8 @@ class Lifecycle(dramatiq.Middleware):
         if not isinstance(broker, RabbitmqBroker):
             return
         rabbitmq.wait_for(self.settings)  # before the consumers start, which would fail noisily
+        if self.settings.location:
+            return  # a location's worker declares nothing: its queue is the central workers' to make
         try:
             queues.declare(self.settings)
         except ConfigError as e:

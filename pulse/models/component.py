@@ -43,6 +43,8 @@ class Component(BaseModel):
     certificate_warning_days = ArrayField(IntegerField, default=lambda: [14, 3])  # pulse.uptime.expiry
     domain_warning_days = ArrayField(IntegerField, default=list)  # pulse.uptime.domains; none: no lookups
     domain = TextField(null=True)  # its host's registered domain, when it has domain warnings
+    locations = ArrayField(TextField, default=list)  # checked from these (pulse.locations); none: centrally
+    quorum = IntegerField(null=True)  # locations that must agree for a verdict; None: a majority
     escalation_policy_id: int | None
     extract = JSONField(default=dict)  # value name -> JSON path into the body, e.g. "[BODY].db.latency_ms"
     last_checked_at = DateTimeTZField(null=True)  # scheduled time of the latest check applied to the status

@@ -7,6 +7,7 @@ quorum queues and urgent messages ahead of routine ones, and Pulse's middleware.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 import dramatiq
@@ -17,7 +18,7 @@ from dramatiq.errors import ConnectionClosed
 from dramatiq.middleware import CurrentMessage
 from periodiq import PeriodiqMiddleware
 
-from pulse import exporter, pause
+from pulse import exporter, locations, pause
 from pulse.config import Settings, get_settings
 from pulse.encoder import Encoder
 from pulse.middleware.beat import Beat
@@ -43,6 +44,12 @@ class PulseConsumer(_RabbitmqConsumer):
     """dramatiq's RabbitMQ consumer, marking each message with the connection it came on (for
     `pulse.middleware.orphans.Orphans`), and taking none while its queue is paused (`pulse.pause`).
 
+    A message that came through the exchange of locations' results (`pulse.locations.RESULTS`)
+    was published by a location's worker, whose RabbitMQ user may publish there only with its own
+    name as routing key: it is let through only if it is a batch of results of that location, and
+    otherwise dead-lettered with a warning (a location's user cannot make central workers run any
+    other actor, nor record results as another location).
+
     A paused consumer cancels its subscription: RabbitMQ takes back at once what it had sent but
     dramatiq had not taken, and sends nothing more. The connection stays open and keeps being
     served, so the messages already in the process finish and are acked as usual (none runs
@@ -58,14 +65,31 @@ class PulseConsumer(_RabbitmqConsumer):
             if pause.is_paused(self.queue_name):
                 return self._paused()
             if self.iterator is None:
-                self.iterator = self.channel.consume(self.queue_name, inactivity_timeout=self.timeout)
+                self.iterator = self._noting(self.channel.consume(self.queue_name, inactivity_timeout=self.timeout))
                 logger.info("%s resumed: this process takes its messages again.", self.queue_name)
         except (pika.exceptions.AMQPConnectionError, pika.exceptions.AMQPChannelError) as e:
             raise ConnectionClosed(e) from None
         message = super().__next__()
-        if message is not None:
-            message.connection = self.connection
+        if message is None:
+            return None
+        message.connection = self.connection
+        if self.method.exchange == locations.RESULTS and not _from(message, self.method.routing_key):
+            logger.warning(
+                "A message through %s with routing key %r is not that location's results (actor %r): "
+                "dead-lettered, not run.",
+                locations.RESULTS,
+                self.method.routing_key,
+                message.actor_name,
+            )
+            self.nack(message)
+            return None
         return message
+
+    def _noting(self, frames: Iterator[Any]) -> Iterator[Any]:
+        """The frames of the subscription, each one's method (exchange, routing key) kept in `method`."""
+        for frame in frames:
+            self.method = frame[0]
+            yield frame
 
     def _paused(self) -> None:
         if self.iterator is not None:
@@ -78,6 +102,11 @@ class PulseConsumer(_RabbitmqConsumer):
                 self.queue_name.removesuffix(URGENT),
             )
         self.connection.process_data_events(time_limit=self.timeout)  # acks of those in flight, heartbeats
+
+
+def _from(message: Any, location: str) -> bool:
+    """The message is a batch of results of ``location``."""
+    return message.actor_name == locations.RESULTS_ACTOR and bool(message.args) and message.args[0] == location
 
 
 class PulseBroker(RabbitmqBroker):
@@ -119,6 +148,8 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
     interrupted at shutdown; a stopping worker lets messages in flight finish). CurrentMessage
     lets `send` name its claim.
     """
+    if settings.location:
+        return location_middleware(settings)
     return [
         Database(settings=settings),
         LogContext(),
@@ -141,6 +172,27 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
     ]
 
 
+def location_middleware(settings: Settings) -> list[dramatiq.Middleware]:
+    """A location's worker's middleware: no database (no dead-letter records, no loops), no
+    queues declared but its own (RabbitMQ's permissions may allow no other), no telemetry of
+    queues it may not read."""
+    return [
+        LogContext(),
+        CurrentMessage(),
+        TimeLimit(time_limit=settings.time_limit_s * 1000),
+        Watchdog(settings=settings, time_limit=settings.time_limit_s * 1000, grace_s=settings.time_limit_grace_s),
+        Recycling(
+            settings=settings,
+            max_messages=settings.max_messages_per_process,
+            max_memory=settings.max_memory_per_process_mib,
+        ),
+        Beat(settings=settings),
+        Retries(max_retries=0),
+        Lifecycle(settings=settings),
+        Orphans(),
+    ]
+
+
 def build_broker(settings: Settings) -> dramatiq.Broker:
     """A broker with Pulse's middleware and queues."""
     dramatiq.set_encoder(Encoder())
@@ -155,8 +207,9 @@ def build_broker(settings: Settings) -> dramatiq.Broker:
             confirm_delivery=True,
             middleware=middleware,
         )
-    for queue_name in queue_names(settings.queue_type):
-        broker.declare_queue(queue_name)
+    if not settings.location:
+        for queue_name in queue_names(settings.queue_type):
+            broker.declare_queue(queue_name)
     return broker
 
 

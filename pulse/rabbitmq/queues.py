@@ -23,6 +23,7 @@ import pika.exceptions
 
 from pulse.config import Settings
 from pulse.errors import ConfigError
+from pulse.locations import RESULTS
 from pulse.rabbitmq import CLASSIC, QUEUES, QUORUM, arguments, channel, dq, queue_names, urgent, xq
 
 HOLDING = ".migrating"
@@ -34,8 +35,9 @@ def every_queue(queue_type: str) -> list[str]:
 
 
 def declare(settings: Settings) -> None:
-    """Make every queue exist with the settings' type. Raises ConfigError, naming the queue and
-    the way to migrate, when one exists with other arguments."""
+    """Make every queue exist with the settings' type, and the exchange of locations' results
+    (`pulse.locations.RESULTS`) deliver to the ``uptime`` queue. Raises ConfigError, naming the
+    queue and the way to migrate, when one exists with other arguments."""
     with channel(settings) as ch:
         for name in every_queue(settings.queue_type):
             try:
@@ -44,6 +46,8 @@ def declare(settings: Settings) -> None:
                 if e.reply_code != 406:
                     raise
                 raise ConfigError(mismatch(settings, name)) from None
+        ch.exchange_declare(RESULTS, exchange_type="topic", durable=True)
+        ch.queue_bind("uptime", RESULTS, routing_key="*")
 
 
 def mismatch(settings: Settings, name: str) -> str:

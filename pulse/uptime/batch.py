@@ -5,7 +5,8 @@ once on a pool of threads that only make checks (`CONCURRENT_CHECKS` per process
 first use in the worker process), and their results are written in one transaction (most of
 them in one statement), so RabbitMQ, dramatiq and PostgreSQL's round trips and commit are paid
 once a batch, not once a check. Each check is still recorded once per component and slot: a
-redelivered batch checks only the slots it finds unrecorded.
+redelivered batch checks only the slots it finds unrecorded. Components checked from locations
+are sent to them instead (`pulse.locations.dispatch`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import Protocol
 
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.db import db
+from pulse.errors import PermanentError
+from pulse.locations import dispatch
 from pulse.net import AddressPolicy
 from pulse.uptime import record
 from pulse.uptime.check import CheckResult
@@ -39,13 +43,29 @@ def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
             due.append((loaded, slot))
     if len(due) == 1:
         pulse_logging.bind(organizationId=due[0][0].component.organization_id)
-    results = _run([loaded for loaded, _ in due])
+    located = [(loaded, slot) for loaded, slot in due if loaded.locations]
+    problem = None
+    try:
+        dispatch.send(located)  # checked from their locations, whose results come back later
+    except PermanentError as e:
+        problem = e  # raised once the checks made here are recorded
+    due = [(loaded, slot) for loaded, slot in due if not loaded.locations]
+    results = run_all([loaded for loaded, _ in due])
     with db.atomic():  # one commit for the batch
-        return record.record_all([(*check, result) for check, result in zip(due, results, strict=True)])
+        written = record.record_all([(*check, result) for check, result in zip(due, results, strict=True)])
+    if problem is not None:
+        raise problem
+    return written
 
 
-def _run(due: list[record.Loaded]) -> list[CheckResult]:
+class Runs(Protocol):
+    def run(self, policy: AddressPolicy) -> CheckResult: ...
+
+
+def run_all(due: Sequence[Runs]) -> list[CheckResult]:
     """Each check's result: in this thread for one, at once on the request pool for several."""
+    if not due:
+        return []
     policy = _policy()
     if len(due) == 1:
         return [due[0].run(policy)]

@@ -40,6 +40,10 @@ class Loaded:
     warned_days: int = 0  # its farthest certificate warning, in days before expiry (0: none)
     domain_days: int = 0  # its farthest domain warning, in days (0: none)
     domain_expires_at: datetime | None = None  # its domain's cached expiry (pulse.uptime.domains)
+    stored: Stored | None = None  # its target columns, as `target` was made from them
+    locations: tuple[str, ...] = ()  # checked from these (pulse.locations); none: here
+    quorum: int | None = None  # of its locations; None: a majority
+    interval_s: int = 60
 
     def run(self, policy: AddressPolicy) -> CheckResult:
         """Check the component now, by its kind (no database)."""
@@ -50,7 +54,7 @@ class Loaded:
 LOAD = f"""
 SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
        c.type = 'ENDPOINT' AND NOT c.paused, c.kind, c.method, c.url, c.headers, c.forward_headers, c.body,
-       c.timeout_ms, c.target, c.conditions, c.extract, c.last_checked_at,
+       c.timeout_ms, c.target, c.conditions, c.extract, c.last_checked_at, c.locations, c.quorum, c.interval_seconds,
        coalesce((SELECT max(d) FROM unnest(c.certificate_warning_days) AS d), 0),
        coalesce((SELECT max(d) FROM unnest(c.domain_warning_days) AS d), 0),
        (SELECT d.expires_at FROM domain_expiry d WHERE d.domain = c.domain),
@@ -80,7 +84,8 @@ def load_all(checks: Sequence[tuple[int, datetime]], *, lock: bool = False) -> l
 def _loaded(values: Sequence[Any]) -> Loaded:
     snapshot = Snapshot.of(values[:9], failure_threshold=values[9], success_threshold=values[10])
     checkable, kind, method, url, headers, forward, body, timeout_ms, target = values[11:20]
-    texts, extract, last_checked_at, warned_days, domain_days, domain_expires_at, recorded = values[20:]
+    texts, extract, last_checked_at, locations, quorum, interval_s = values[20:26]
+    warned_days, domain_days, domain_expires_at, recorded = values[26:]
     stored = Stored(method, url, headers or {}, forward, body, timeout_ms / 1000, target)
     return Loaded(
         component=snapshot,
@@ -94,6 +99,10 @@ def _loaded(values: Sequence[Any]) -> Loaded:
         warned_days=warned_days,
         domain_days=domain_days,
         domain_expires_at=domain_expires_at,
+        stored=stored,
+        locations=tuple(locations),
+        quorum=quorum,
+        interval_s=interval_s,
     )
 
 

@@ -12,6 +12,8 @@ and their maintenance windows; written with the rest of the file (`pulse.configf
                                           # TLS certificate expires (pulse.uptime.expiry); [] for none
         domain_warnings: [30d, 7d]        # opt-in: 30 and 7 days before acme.example's registration
                                           # expires, as its registry's RDAP says (pulse.uptime.domains)
+        locations: [eu, us, asia]         # opt-in: checked from these locations (pulse.locations),
+        quorum: 2                         # down when 2 of them see it failing (default: a majority)
       - {key: db, name: Database, kind: tcp, host: db.internal, port: 5432, interval: 30s,
          conditions: ["[CONNECTED] == true", "[RESPONSE_TIME] < 300"]}
 
@@ -32,6 +34,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
+from pulse.locations import name as location_name
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, parse_duration, show_duration, span, within
 from pulse.uptime import conditions, domains, expiry, rdap
@@ -46,6 +49,8 @@ Repeat = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=5), timedelta(days=7)))
 ]
 Ahead = Annotated[timedelta, BeforeValidator(parse_duration)]  # how long before an expiry
+LocationName = Annotated[str, AfterValidator(location_name)]
+MAX_LOCATIONS = 16
 Timeout = Annotated[
     timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=1), timedelta(seconds=60)))
 ]
@@ -90,6 +95,8 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
         default_factory=lambda: [timedelta(days=days) for days in expiry.DEFAULT_DAYS], max_length=expiry.MAX_WARNINGS
     )  # warn the channels this long before the TLS certificate expires
     domain_warnings: list[Ahead] = Field(default_factory=list, max_length=expiry.MAX_WARNINGS)  # before the domain
+    locations: list[LocationName] = Field(default_factory=list, max_length=MAX_LOCATIONS)  # checked from these
+    quorum: int | None = Field(None, ge=1)  # of its locations, for a verdict; None: a majority
     period: heartbeats.Duration | None = None  # a heartbeat's (pulse.heartbeats.spec), and the next four
     cron: heartbeats.Cron | None = None
     time_zone: heartbeats.TimeZone | None = None
@@ -150,6 +157,9 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
         if self.type == "endpoint":
             self._check_kind()
             self._check_domain()
+            self._check_locations()
+        elif self.locations or self.quorum is not None:
+            raise ValueError("only an endpoint is checked from locations")
         elif "domain_warnings" in self.model_fields_set:
             raise ValueError("only an endpoint has domain_warnings (its host names the domain)")
         elif "kind" in self.model_fields_set:
@@ -189,6 +199,16 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
                 )
         if problems:
             raise ValueError("\n".join(dict.fromkeys(problems)))
+
+    def _check_locations(self) -> None:
+        if len(set(self.locations)) < len(self.locations):
+            raise ValueError("locations: a location is listed twice")
+        if self.quorum is not None and not self.locations:
+            raise ValueError("a quorum goes with locations (the locations that must agree)")
+        if self.quorum is not None and self.quorum > len(self.locations):
+            raise ValueError(f"quorum {self.quorum} is more than the {len(self.locations)} locations listed")
+        if self.locations and self.extract:
+            raise ValueError("extract is for checks made by the central workers, not from locations")
 
     def _check_domain(self) -> None:
         """Domain warnings need a kind whose target has a host, and a host with a registered domain."""
@@ -279,6 +299,8 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
         "certificate_warning_days": sorted({w // timedelta(days=1) for w in spec.certificate_warnings}, reverse=True),
         "domain_warning_days": sorted({w // timedelta(days=1) for w in spec.domain_warnings}, reverse=True),
         "domain": spec.domain(),
+        "locations": spec.locations,
+        "quorum": spec.quorum,
     }
     if current is None:
         # next_check_at stays empty: the scheduler gives it a first slot within seconds.

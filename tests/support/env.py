@@ -16,4 +16,5 @@ ENV = {
     "PULSE_RABBITMQ_API_URL": f"http://guest:guest@{HOST}:15672",
     "PULSE_METRICS_DIR": os.path.join(tempfile.gettempdir(), NAMESPACE + "-metrics"),
     "PULSE_LOG_LEVEL": "INFO",
+    "PULSE_LOCATIONS_SECRET": "a-secret-for-the-locations-of-the-tests-only",
 }

@@ -32,7 +32,7 @@ def free_port() -> int:
 
 
 class WorkerProcess:
-    """``dramatiq pulse.actors tests.support.actors`` in its own process group, its output kept
+    """``dramatiq pulse.actors tests.support.actors`` (or other ``modules``) in its own process group, its output kept
     (across the restarts of its worker processes: the main process keeps its PID)."""
 
     def __init__(
@@ -42,11 +42,11 @@ class WorkerProcess:
         threads: int = 4,
         env: dict[str, str] | None = None,
         host: Host | None = None,
+        modules: tuple[str, ...] = ("pulse.actors", "tests.support.actors"),
     ) -> None:
         command = [
             *DRAMATIQ,  # as compose runs it: a recycling re-executes it
-            "pulse.actors",
-            "tests.support.actors",
+            *modules,
             "--path",
             str(ROOT),
             "--processes",

@@ -1,0 +1,44 @@
+"""Checks from several locations: a component that lists ``locations`` is checked from each of
+them, and its status follows what a quorum of them sees, not one network's hiccup.
+
+A location is a name and the workers that run ``dramatiq pulse.actors`` with ``PULSE_LOCATION``
+set to it, anywhere that reaches RabbitMQ: they consume their own queue (`queue`), check, and
+publish each result to the `RESULTS` exchange with their name as routing key. They need no
+database: what a check needs travels sealed with their location's key (`pulse.locations.wire`),
+and their RabbitMQ user may write nothing but their own results (docs/locations.md).
+
+The central workers send each slot of such a component to each of its locations
+(`pulse.locations.dispatch`), record each location's result, and take the verdict once per slot
+(`pulse.locations.verdict`, by `pulse.locations.quorum`).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A location's name: what ``PULSE_LOCATION`` and a component's ``locations`` write.
+NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+#: The topic exchange locations publish their results to, each with its own name as routing key
+#: (RabbitMQ's topic permissions hold a location's user to its own name). It is bound to the
+#: `uptime` queue, where central workers record them.
+RESULTS = "pulse.results"
+
+#: The actor that records a location's results (`actors.uptime.location_results`): the only one a
+#: message arriving through `RESULTS` may name.
+RESULTS_ACTOR = "location_results"
+
+
+def name(value: str) -> str:
+    """``value`` if it is a location's name, else ValueError saying what one is."""
+    if not NAME.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a location name (lowercase letters, digits and hyphens, starting with a letter, "
+            "at most 32)"
+        )
+    return value
+
+
+def queue(location: str) -> str:
+    """The queue a location's workers consume: ``uptime.<location>``."""
+    return f"uptime.{location}"

@@ -1,0 +1,56 @@
+"""A location's side: check a sealed batch (`pulse.locations.wire`) and send the results back to
+the `RESULTS` exchange, with the location's name as routing key. No database."""
+
+from __future__ import annotations
+
+import dramatiq
+import pika
+from dramatiq.brokers.rabbitmq import RabbitmqBroker
+
+from pulse.config import Settings
+from pulse.locations import RESULTS, RESULTS_ACTOR, wire
+from pulse.uptime import batch
+
+#: The queue whose central workers record the results (the exchange is bound to it).
+RECORDED_ON = "uptime"
+
+
+def check(sealed: str, settings: Settings) -> list[wire.Result]:
+    """Make each check of the batch at once; what each found."""
+    checks = wire.unseal(sealed, settings.location_key)
+    found = batch.run_all(checks)
+    return [
+        wire.Result(
+            component_id=c.component_id,
+            slot=c.slot,
+            started_at=result.started_at,
+            seen=result.seen,
+            reason=None if result.success else result.reason,
+            response_time_ms=round(result.response.response_time_ms),
+            status_code=result.response.status,
+        )
+        for c, result in zip(checks, found, strict=True)
+    ]
+
+
+def send_back(results: list[wire.Result], settings: Settings) -> None:
+    """Publish the results for the central workers to record (confirmed: the batch's message is
+    acked only once RabbitMQ has them)."""
+    message: dramatiq.Message = dramatiq.Message(
+        queue_name=RECORDED_ON,
+        actor_name=RESULTS_ACTOR,
+        args=(settings.location, [r.as_json() for r in results]),
+        kwargs={},
+        options={},
+    )
+    broker = dramatiq.get_broker()
+    if not isinstance(broker, RabbitmqBroker):  # the StubBroker of unit tests
+        broker.enqueue(message)
+        return
+    broker.channel.basic_publish(
+        exchange=RESULTS,
+        routing_key=settings.location,
+        body=message.encode(),
+        properties=pika.BasicProperties(delivery_mode=2),
+        mandatory=True,
+    )

@@ -12,7 +12,8 @@ def votes(*seen: str, abstaining: int = 0) -> list[Vote]:
 
 
 @pytest.mark.parametrize(
-    ("locations", "quorum", "expected"), [(1, None, 1), (2, None, 2), (3, None, 2), (4, None, 3), (5, None, 3), (5, 1, 1)]
+    ("locations", "quorum", "expected"),
+    [(1, None, 1), (2, None, 2), (3, None, 2), (4, None, 3), (5, None, 3), (5, 1, 1)],
 )
 def test_the_quorum_is_a_majority_unless_set(locations, quorum, expected):
     assert needed(locations, quorum) == expected

@@ -74,7 +74,8 @@ def test_a_slot_goes_once_to_each_location_sealed_and_is_not_checked_here(locate
 def test_a_location_checks_what_it_is_sent_and_its_result_counts(located, target, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    eu = dataclasses.replace(get_settings(), location="eu", location_key=wire.key(get_settings().locations_secret, "eu"))
+    key = wire.key(get_settings().locations_secret, "eu")
+    eu = dataclasses.replace(get_settings(), location="eu", location_key=key)
     [message] = [m for m, _ in broker.enqueued if m.queue_name == "uptime.eu"]
 
     [found] = here.check(message.args[0], eu)
@@ -124,9 +125,7 @@ def test_two_locations_failing_make_one_outage_and_one_incident(located, broker)
 
     [check] = UptimeCheck.select()
     assert check.outcome == MAJOR_OUTAGE
-    assert check.error == (
-        "failing from 2 of 3 locations (eu: connection refused; us: connection refused)"
-    )
+    assert check.error == ("failing from 2 of 3 locations (eu: connection refused; us: connection refused)")
     assert Component.get_by_id(located.id).status == MAJOR_OUTAGE
     assert Incident.select().count() == 1
     assert Event.select().where(Event.type == "component.status_changed").count() == 1

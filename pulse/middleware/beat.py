@@ -98,7 +98,8 @@ class Beat(dramatiq.Middleware):
 
     def _beat(self, worker: dramatiq.Worker) -> None:
         while not self.stop.is_set():
-            self._read_paused()
+            if not self.settings.location:  # a location's worker has no database: nothing pauses it
+                self._read_paused()
             try:
                 self._write(worker)
             except OSError as e:

@@ -98,7 +98,7 @@ class Watchdog(dramatiq.Middleware):
         self.capacity, self.taken = worker.worker_threads, 0
 
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
-        if getattr(message, "redelivered", False):
+        if getattr(message, "redelivered", False) and not self.settings.location:  # a location has no database
             self._refuse_a_runaway(broker, message)
         index = self._index()
         if index is None:
@@ -217,8 +217,9 @@ def _replace(settings: Settings, pid: int, late: float, message_id: str, actor: 
         pid,
     )
     try:
-        with psycopg.connect(settings.database_url, autocommit=True, connect_timeout=5) as conn:
-            conn.execute(COUNT, (message_id, actor, queue))
+        if not settings.location:  # a location's worker has no database: its batches are not retried anyway
+            with psycopg.connect(settings.database_url, autocommit=True, connect_timeout=5) as conn:
+                conn.execute(COUNT, (message_id, actor, queue))
     except psycopg.Error as e:
         logger.warning(
             "Could not count the kill of message %s (%s): it may run once more.", message_id, type(e).__name__

@@ -59,6 +59,7 @@ class PulseConsumer(_RabbitmqConsumer):
     def __init__(self, broker: Any, queue_name: str, prefetch: int, timeout: int) -> None:
         super().__init__(broker, queue_name, prefetch, timeout)
         self.timeout = timeout / 1000
+        self.iterator = self._noting(self.iterator)
 
     def __next__(self) -> Any:
         try:

@@ -1,0 +1,76 @@
+"""Locations as they run: a central worker and a worker per location (``PULSE_LOCATION``), each
+its own `dramatiq pulse.actors` process, over the real RabbitMQ."""
+
+import json
+from datetime import timedelta
+
+import dramatiq
+import pika
+import pytest
+
+from pulse.components.status import OPERATIONAL
+from pulse.config import get_settings
+from pulse.db import db
+from pulse.locations import RESULTS, wire
+from pulse.models import UptimeCheck, utcnow
+from pulse.rabbitmq import admin, parameters, xq
+from tests.support.wait import wait_for
+
+LOCATIONS = ["eu", "us", "asia"]
+
+
+def location(workers, name):
+    key = wire.key(get_settings().locations_secret, name)
+    return workers(threads=2, modules=("pulse.actors",), env={"PULSE_LOCATION": name, "PULSE_LOCATION_KEY": key})
+
+
+@pytest.fixture
+def central(workers):
+    return workers(threads=2)
+
+
+def rows():
+    return db.execute_sql(
+        "SELECT location, seen, response_time_ms FROM location_check ORDER BY scheduled_at, location"
+    ).fetchall()
+
+
+def test_each_location_checks_the_slot_and_the_central_worker_takes_the_verdict(
+    central, workers, make_component, target
+):
+    for name in LOCATIONS:
+        location(workers, name)
+    slot = (utcnow() + timedelta(seconds=2)).replace(microsecond=0)
+    component = make_component(target, locations=LOCATIONS, interval_seconds=3600, next_check_at=slot)
+
+    [check] = wait_for(lambda: list(UptimeCheck.select()), "the slot's verdict", timeout=30)
+    found = wait_for(lambda: len(rows()) == 3 and rows(), "every location's result")
+
+    assert (check.component_id, check.scheduled_at, check.outcome) == (component.id, slot, OPERATIONAL)
+    assert sorted(name for name, _, _ in found) == sorted(LOCATIONS)
+    assert all(seen == OPERATIONAL and ms is not None for _, seen, ms in found)
+    assert len(target.received) == 3  # one request from each location
+
+
+def test_a_location_is_held_to_its_own_results(central, workers, make_component, target, rabbit):
+    slot = (utcnow() + timedelta(hours=1)).replace(microsecond=0)
+    component = make_component(target, locations=LOCATIONS, next_check_at=slot)
+    forged = [
+        ("eu", "location_results", ["us", [[component.id, slot.isoformat(), slot.isoformat(), "MAJOR_OUTAGE",
+                                              "forged", 1, None, False]]]),
+        ("eu", "check", [component.id, slot.isoformat()]),  # another actor
+    ]  # fmt: skip
+    connection = pika.BlockingConnection(parameters(rabbit))
+    try:
+        channel = connection.channel()
+        for routing_key, actor, args in forged:
+            message = dramatiq.Message(queue_name="uptime", actor_name=actor, args=tuple(args), kwargs={}, options={})
+            channel.basic_publish(RESULTS, routing_key, message.encode(), pika.BasicProperties(delivery_mode=2))
+    finally:
+        connection.close()
+
+    dead = wait_for(lambda: (n := admin.ready_counts(rabbit, [xq("uptime")])[xq("uptime")]) and n >= 2 and n, "both")
+    assert dead == 2
+    assert rows() == [] and UptimeCheck.select().count() == 0 and target.received == []
+    warnings = [json.loads(line) for line in central.output.splitlines() if "is not that location's results" in line]
+    assert len(warnings) == 2

@@ -42,3 +42,20 @@ def name(value: str) -> str:
 def queue(location: str) -> str:
     """The queue a location's workers consume: ``uptime.<location>``."""
     return f"uptime.{location}"
+
+
+def permissions(location: str) -> dict[str, str]:
+    """The RabbitMQ permissions of a location's user (regular expressions, as ``rabbitmqctl
+    set_permissions`` and ``set_topic_permissions`` take them): configure its queue, its ``.DQ``
+    and ``.XQ`` (its workers declare them again as they consume: the central workers made them
+    first, with the dead-letter routing its user may not set), read its queue and ``.DQ``, write
+    to `RESULTS` only, with its own name only as routing key. Nothing else: not the default
+    exchange (every queue), not another location's queue or name."""
+    own = re.escape(queue(location))
+    return {
+        "configure": rf"^{own}(\.DQ|\.XQ)?$",
+        "write": rf"^{re.escape(RESULTS)}$",
+        "read": rf"^{own}(\.DQ)?$",
+        "topic_write": rf"^{re.escape(location)}$",
+        "topic_read": "^$",
+    }

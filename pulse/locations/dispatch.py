@@ -12,7 +12,6 @@ checking a slot twice sends two results, of which the first recorded counts.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
@@ -91,7 +90,12 @@ def _publish(location: str, sealed: str, expires_ms: int) -> None:
         broker.enqueue(message)
         return
     channel = broker.channel
-    _declare(channel, location)
+    with _lock:
+        known = (id(channel), location) in _declared
+    if not known:
+        declare(channel, location, get_settings().queue_type)
+        with _lock:
+            _declared.add((id(channel), location))
     channel.basic_publish(
         exchange="",
         routing_key=message.queue_name,
@@ -104,20 +108,9 @@ _declared: set[tuple[int, str]] = set()
 _lock = threading.Lock()
 
 
-def _declare(channel: pika.adapters.blocking_connection.BlockingChannel, location: str) -> None:
-    """Make the location's queue (with its ``.DQ`` and ``.XQ``) exist, once per channel: its
-    messages wait there until its workers come, and its user may not declare it with the
-    dead-letter routing it needs."""
-    with _lock:
-        if (id(channel), location) in _declared:
-            return
-    queue_type = _queue_type()
+def declare(channel: pika.adapters.blocking_connection.BlockingChannel, location: str, queue_type: str) -> None:
+    """Make the location's queue (with its ``.DQ`` and ``.XQ``) exist: its messages wait there
+    until its workers come, and its user may not create it with the dead-letter routing it needs
+    (`pulse locations add` makes it ahead; the first batch sent there does otherwise)."""
     for name in (queue(location), dq(queue(location)), xq(queue(location))):
         channel.queue_declare(name, durable=True, arguments=arguments(name, queue_type))
-    with _lock:
-        _declared.add((id(channel), location))
-
-
-@functools.cache
-def _queue_type() -> str:
-    return get_settings().queue_type

@@ -51,14 +51,15 @@ class Lifecycle(dramatiq.Middleware):
 
 def _await_queue(settings: Settings) -> None:
     """Return once the location's queue exists: a location's worker declares nothing (its user
-    may not create a queue that dead-letters), the central workers make its queue when they first
-    send it checks. One warning line per attempt, at a growing interval."""
+    may not create a queue that dead-letters): `pulse locations add` makes its queue, or the
+    central workers when they first send it checks. One warning line per attempt, at a growing
+    interval."""
     name = locations.queue(settings.location)
     delay = 1.0
     while not _exists(settings, name):
         logger.warning(
-            "%s does not exist yet: the central workers make it when they first send this location checks "
-            "(a component listing %s in its locations); trying again in %.0f s.",
+            "%s does not exist yet: `pulse locations add %s` makes it (where the central workers run), as do "
+            "the central workers when they first send this location checks; trying again in %.0f s.",
             name,
             settings.location,
             delay,

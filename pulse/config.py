@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from pulse.errors import ConfigError
+from pulse.locations import canaries
 from pulse.locations import name as location_name
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -92,6 +93,9 @@ class Settings:
     location: this worker is a location's (`pulse.locations`): it consumes that location's queue
       only, checks what comes, and sends the results back over RabbitMQ; it needs no database.
     location_key: the key the location's batches of checks are sealed with (`pulse locations key`).
+    location_canaries: ``host:port`` items, separated by commas, that a location's worker asks when
+      a check fails: when none accepts a connection, its own network is down and its failed checks
+      abstain (`pulse.locations.canaries`).
     locations_secret: where the central workers run, the secret every location's key derives from,
       at least 32 characters; needed once a component is checked from locations.
     """
@@ -136,6 +140,7 @@ class Settings:
     rdap_bootstrap_url: str = "https://data.iana.org/rdap/dns.json"
     location: str = ""
     location_key: str = ""
+    location_canaries: str = ""
     locations_secret: str = ""
 
     @classmethod
@@ -357,6 +362,11 @@ def _fernet_key(raw: str) -> str:
     raise ValueError("not a location key (44 characters, as `pulse locations key NAME` prints it)")
 
 
+def _canaries(raw: str) -> str:
+    canaries.parse(raw)
+    return raw
+
+
 def _directory(raw: str) -> str:
     if not os.path.isabs(raw):
         raise ValueError(f"{raw!r} is not an absolute path")
@@ -408,6 +418,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "rdap_bootstrap_url": _url(("http", "https"), "https://data.iana.org/rdap/dns.json"),
     "location": location_name,
     "location_key": _fernet_key,
+    "location_canaries": _canaries,
     "locations_secret": _secret(32),
 }
 

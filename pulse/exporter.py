@@ -4,6 +4,7 @@ every domain's gauges registered. A fork process imports only its function's mod
 """
 
 from pulse.cleanup import gauges as cleanup_gauges  # noqa: F401 - registers the cleanup's gauges
+from pulse.locations import gauges as location_gauges  # noqa: F401 - registers the locations' gauges
 from pulse.oncall import gauges as oncall_gauges  # noqa: F401 - registers on-call's gauge
 from pulse.telemetry import server
 

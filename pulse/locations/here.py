@@ -3,12 +3,14 @@ the `RESULTS` exchange, with the location's name as routing key. No database."""
 
 from __future__ import annotations
 
+import functools
+
 import dramatiq
 import pika
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
 from pulse.config import Settings
-from pulse.locations import RESULTS, RESULTS_ACTOR, wire
+from pulse.locations import RESULTS, RESULTS_ACTOR, canaries, wire
 from pulse.uptime import batch
 
 #: The queue whose central workers record the results (the exchange is bound to it).
@@ -16,9 +18,11 @@ RECORDED_ON = "uptime"
 
 
 def check(sealed: str, settings: Settings) -> list[wire.Result]:
-    """Make each check of the batch at once; what each found."""
+    """Make each check of the batch at once; what each found. When one failed and none of the
+    location's canaries answers, the failed ones abstain (`pulse.locations.canaries`)."""
     checks = wire.unseal(sealed, settings.location_key)
     found = batch.run_all(checks)
+    abstain = not all(result.success for result in found) and not _egress(settings).ok()
     return [
         wire.Result(
             component_id=c.component_id,
@@ -28,9 +32,15 @@ def check(sealed: str, settings: Settings) -> list[wire.Result]:
             reason=None if result.success else result.reason,
             response_time_ms=round(result.response.response_time_ms),
             status_code=result.response.status,
+            abstained=abstain and not result.success,
         )
         for c, result in zip(checks, found, strict=True)
     ]
+
+
+@functools.cache
+def _egress(settings: Settings) -> canaries.Egress:
+    return canaries.Egress(canaries.parse(settings.location_canaries), settings.location)
 
 
 def send_back(results: list[wire.Result], settings: Settings) -> None:

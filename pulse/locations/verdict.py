@@ -90,6 +90,16 @@ WHERE (s.component_id, s.scheduled_at) IN (
 RETURNING s.component_id, s.scheduled_at, s.decide_by
 """
 
+# The location's latest word, in a statement of its own (every batch of results of a location
+# writes this one row: held only for the statement, not the batch's transaction).
+HEARD = """
+INSERT INTO location (name, last_result_at, abstaining_since) VALUES (%(location)s, %(now)s, %(since)s)
+ON CONFLICT (name) DO UPDATE
+SET last_result_at = greatest(location.last_result_at, excluded.last_result_at),
+    abstaining_since = CASE WHEN excluded.abstaining_since IS NULL THEN NULL
+                            ELSE coalesce(location.abstaining_since, excluded.abstaining_since) END
+"""
+
 Slot = tuple[int, datetime]
 
 
@@ -99,13 +109,16 @@ def record_results(location: str, results: Sequence[Result]) -> list[int]:
     if not results:
         return []
     slots = sorted({(r.component_id, r.slot) for r in results})
+    now = utcnow()
+    abstaining = any(r.abstained for r in results)
+    db.execute_sql(HEARD, {"location": location, "now": now, "since": now if abstaining else None})
     with db.atomic():
         _lock(slots)
         db.execute_sql(
             WRITE,
             {
                 "location": location,
-                "now": utcnow(),
+                "now": now,
                 "ids": [r.component_id for r in results],
                 "slots": [r.slot for r in results],
                 "started": [r.started_at for r in results],

@@ -5,7 +5,9 @@ by the central workers, as before) and ``quorum`` (NULL: a majority of them).
 location): its status seen, or that it abstained (its canaries failed), or that it did not answer
 in time (``seen`` NULL, not abstained). The slot's verdict is the ``uptime_check`` row, as for any
 check. ``location_slot`` holds the slots sent to locations whose verdict is not taken yet, each
-with the time by which it is taken with the votes that came (``decide_by``)."""
+with the time by which it is taken with the votes that came (``decide_by``). ``location`` holds
+each location's latest word: when its last results came, and whether its canaries failed (it
+abstains), for the gauges operators alert on (`pulse.locations.gauges`)."""
 
 STATEMENTS = [
     "ALTER TABLE component ADD COLUMN locations TEXT[] NOT NULL DEFAULT '{}'",
@@ -35,6 +37,13 @@ STATEMENTS = [
     )
     """,
     "CREATE INDEX location_slot_decide_by ON location_slot (decide_by)",
+    """
+    CREATE TABLE location (
+        name TEXT PRIMARY KEY,
+        last_result_at TIMESTAMPTZ NOT NULL,
+        abstaining_since TIMESTAMPTZ NULL
+    )
+    """,
 ]
 
 
@@ -44,6 +53,7 @@ def up(migrator, db):
 
 
 def down(migrator, db):
+    db.execute_sql("DROP TABLE location")
     db.execute_sql("DROP TABLE location_slot")
     db.execute_sql("DROP TABLE location_check")
     db.execute_sql("ALTER TABLE component DROP COLUMN quorum")

@@ -8,7 +8,7 @@ def test_a_worker_runs_the_loops_of_the_queues_it_consumes_and_says_so(workers):
     notifications = workers("--queues", "notifications", threads=1)
 
     wait_for(lambda: "uptime loop: running in this process." in uptime.output, "the uptime loop")
-    assert "This process runs, at their turn, the loops: uptime, heartbeat-monitors." in uptime.output
+    assert "This process runs, at their turn, the loops: uptime, heartbeat-monitors, verdicts." in uptime.output
     said = "This process runs no loop: it consumes none of their queues ("
     assert said + "calculated-metrics, metrics, oncall, uptime)." in notifications.output
     notifications.stop()

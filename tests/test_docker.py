@@ -403,6 +403,7 @@ import psycopg
 with psycopg.connect(settings.database_url, autocommit=True) as conn:  # a cleanup done, rollups under way
     conn.execute("INSERT INTO cleanup_run (finished_at, succeeded) VALUES (now(), true)")
     conn.execute("INSERT INTO rollup_state (kind, watermark) VALUES ('export', now()) ON CONFLICT DO NOTHING")
+    conn.execute("INSERT INTO location (name, last_result_at) VALUES ('export', now()) ON CONFLICT DO NOTHING")
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
@@ -414,6 +415,7 @@ sys.stdout.write(generate_latest(registry).decode())
 with psycopg.connect(settings.database_url, autocommit=True) as conn:
     conn.execute("DELETE FROM cleanup_run")
     conn.execute("DELETE FROM rollup_state WHERE kind = 'export'")
+    conn.execute("DELETE FROM location WHERE name = 'export'")
 """
 
 
@@ -456,6 +458,8 @@ def test_the_workers_export_the_documented_metrics(labels_of):
     assert labels_of["cleanup_rows_deleted_total"] - TARGET_LABELS == {"table"}
     assert labels_of["cleanup_last_success_timestamp_seconds"] - TARGET_LABELS == set()
     assert labels_of["rollup_lag_seconds"] - TARGET_LABELS == {"kind"}
+    for name in ("location_silent", "location_abstaining", "location_last_result_timestamp_seconds"):
+        assert labels_of[name] - TARGET_LABELS == {"location"}
 
 
 # --- PromQL of the alerts and the dashboard ---------------------------------------------------

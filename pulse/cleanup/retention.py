@@ -6,7 +6,8 @@ for a moment, so writers keep their pace while it runs.
   rollups (their kind's watermark is past it). Rows past a shorter retention, and those in the
   legacy and default partitions, are deleted owner by owner through the (owner, slot) index, a
   batch at a time.
-- The other tables lose rows a batch at a time (`BATCH`), oldest first: notifications that are
+- The other tables lose rows a batch at a time (`BATCH`), oldest first: what each location found
+  of each slot (with the uptime checks' retention), notifications that are
   over, resolved on-call alerts (their timelines with them), events that were sent and have no
   delivery or alert left, rollups, dead-letter records, the cleanup's own history, and the expiry
   warnings of certificates and domains expired for a while (`WARNINGS_KEPT`).
@@ -76,6 +77,8 @@ def tables(dead_letters: timedelta) -> list[Table]:
     ``dead_letters``: how long dead-letter records are kept (`PULSE_DEAD_LETTER_RETENTION_DAYS`)."""
     return [
         *(Table(k.raw, "scheduled_at", f"{k.owner}, scheduled_at", k.rule, _owned(k), kind=k) for k in rollups.KINDS),
+        Table("location_check", "scheduled_at", "component_id, scheduled_at, location", "uptime_checks",
+              "JOIN component o ON o.id = t.component_id JOIN organization g ON g.id = o.organization_id"),
         Table("notification", "created_at", "id", "notifications", _ORGANIZATION,
               "t.status IN ('sent', 'failed', 'cancelled')"),
         Table("oncall_alert", "resolved_at", "id", "oncall_alerts", _ORGANIZATION, scope="t.status = 'resolved'"),

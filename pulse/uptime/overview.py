@@ -1,6 +1,7 @@
 """The overview `pulse status` shows: each component's status, check kind (an endpoint's), last
 check (a heartbeat monitor's last ping, next deadline, and cron expression and time zone if it has
-them), open incident and uptime over 24 hours, 7 days and 30 days, in one query."""
+them; a component checked from locations, each location's latest answer and latency), open
+incident and uptime over 24 hours, 7 days and 30 days, in one query."""
 
 from __future__ import annotations
 
@@ -57,12 +58,22 @@ SELECT o.slug, c.key, c.name, c.type, c.kind, c.status, c.status_since, c.paused
        (floor(10000.0 * u.up_24h / nullif(u.checks_24h, 0)) / 100)::float8,
        (floor(10000.0 * u.up_7d / nullif(u.checks_7d, 0)) / 100)::float8,
        (floor(10000.0 * u.up_30d / nullif(u.checks_30d, 0)) / 100)::float8,
-       h.last_ping_at, h.deadline_at, h.cron, h.time_zone
+       h.last_ping_at, h.deadline_at, h.cron, h.time_zone, heard.locations
 FROM component c
 JOIN organization o ON o.id = c.organization_id
 LEFT JOIN incident i ON i.component_id = c.id AND i.resolved_at IS NULL
 LEFT JOIN uptime u ON u.component_id = c.id
 LEFT JOIN heartbeat_monitor h ON h.component_id = c.id
+LEFT JOIN LATERAL (  -- a component checked from locations: what each found of its latest slot it answered
+    SELECT json_object_agg(l.location, json_build_object(
+               'scheduled_at', l.scheduled_at, 'seen', l.seen, 'abstained', l.abstained,
+               'response_time_ms', l.response_time_ms, 'reason', l.reason)) AS locations
+    FROM unnest(c.locations) AS listed (location)
+    CROSS JOIN LATERAL (
+        SELECT * FROM location_check l WHERE l.component_id = c.id AND l.location = listed.location
+        ORDER BY l.scheduled_at DESC LIMIT 1
+    ) l
+) heard ON true
 WHERE %(organization)s::text IS NULL OR o.slug = %(organization)s
 ORDER BY o.slug, c.key
 """
@@ -108,6 +119,7 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
         deadline,
         cron,
         zone,
+        locations,
     ) in _read(now or utcnow(), organization):
         rows.append(
             {
@@ -129,6 +141,7 @@ def overview(organization: str | None = None, *, now: datetime | None = None) ->
                 "deadline_at": deadline and deadline.isoformat(),
                 "cron": cron,  # a heartbeat monitor's on cron, and its time zone
                 "time_zone": cron and zone,
+                "locations": locations,  # checked from locations: each one's latest answer
             }
         )
     return rows

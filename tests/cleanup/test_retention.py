@@ -249,3 +249,19 @@ def test_one_cleanup_at_a_time(rolled, settings):
         assert cleanup_run.run(dead_letters=DEAD_LETTERS, now=NOW).report is None
         other.execute("SELECT pg_advisory_unlock(%s, %s)", retention._LOCK)  # a closed session lets go a moment later
     assert cleanup_run.run(dead_letters=DEAD_LETTERS, now=NOW).report.rows == 96
+
+
+def test_what_locations_found_goes_with_the_uptime_checks_retention(component):
+    globex = Organization.create(slug="globex", name="Globex", retention={"uptime_checks": 3 * 86400})
+    shop = component("shop", organization=globex)
+    for age in (5, 1):
+        for location in ("eu", "us"):
+            db.execute_sql(
+                "INSERT INTO location_check (component_id, scheduled_at, location, checked_at, seen) "
+                "VALUES (%s, %s, %s, %s, 'OPERATIONAL')",
+                (shop.id, NOW - age * DAY, location, NOW - age * DAY),
+            )
+
+    assert found(clean(), "location_check").rows == 2
+    kept = db.execute_sql("SELECT DISTINCT scheduled_at FROM location_check").fetchall()
+    assert kept == [(NOW - DAY,)]

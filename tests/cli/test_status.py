@@ -85,6 +85,7 @@ def test_json_keeps_its_keys_and_adds_uptime(components):
         "deadline_at",
         "cron",
         "time_zone",
+        "locations",
     ]
     assert uptime(api) == (75.0, 66.66, 75.0)
 

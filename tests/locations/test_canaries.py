@@ -30,7 +30,7 @@ def test_canaries_are_host_port_items():
         ("example.com", 443),
         ("2606:4700::1111", 443),
     )
-    with pytest.raises(ConfigError, match="PULSE_LOCATION_CANARIES: 'example.com' is not host:port"):
+    with pytest.raises(ConfigError, match=r"PULSE_LOCATION_CANARIES: 'example\.com' is not host:port"):
         Settings.from_env({"PULSE_LOCATION_CANARIES": "1.1.1.1:53,example.com"})
 
 

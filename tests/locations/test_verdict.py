@@ -11,8 +11,11 @@ from pulse.config import get_settings
 from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.locations import dispatch, here, verdict, wire
+from pulse.locations import gauges as location_gauges  # noqa: F401 - registers the gauges FromDatabase reads
 from pulse.models import Component, Event, Incident, UptimeCheck, utcnow
+from pulse.telemetry.gauges import FromDatabase
 from pulse.uptime import batch
+from pulse.uptime.overview import overview
 
 LOCATIONS = ["eu", "us", "asia"]
 
@@ -202,3 +205,47 @@ def test_without_the_secret_the_slots_are_not_sent_and_the_checks_made_here_are_
 
     assert [c.component_id for c in UptimeCheck.select()] == [here_only.id]
     assert waiting() == [] and sent(broker) == {}
+
+
+def test_pulse_status_shows_each_locations_latest_answer_and_latency(located, broker):
+    first = slot_now() - timedelta(seconds=30)
+    for slot, ms in ((first, 10), (first + timedelta(seconds=30), 25)):
+        batch.check_all([(located.id, slot)])
+        verdict.record_results("eu", [result(located, slot, OPERATIONAL, ms=ms)])
+    verdict.record_results("us", [result(located, first, MAJOR_OUTAGE, ms=900)])
+
+    [row] = overview()
+    assert sorted(row["locations"]) == ["eu", "us"]  # asia has not answered yet
+    assert (row["locations"]["eu"]["response_time_ms"], row["locations"]["eu"]["seen"]) == (25, OPERATIONAL)
+    assert row["locations"]["us"] | {"scheduled_at": None} == {
+        "scheduled_at": None,
+        "seen": MAJOR_OUTAGE,
+        "abstained": False,
+        "response_time_ms": 900,
+        "reason": "connection refused",
+    }
+
+
+def test_the_gauges_tell_a_silent_location_and_one_that_abstains(located, broker, settings):
+    slot = slot_now()
+    batch.check_all([(located.id, slot)])
+    verdict.record_results("eu", [result(located, slot, OPERATIONAL)])
+    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE, abstained=True)])
+
+    def gauges():
+        found = {family.name: family for family in FromDatabase(settings).collect()}
+        return {
+            name: {s.labels["location"]: s.value for s in found[name].samples}
+            for name in ("location_silent", "location_abstaining", "location_last_result_timestamp_seconds")
+        }
+
+    now = gauges()
+    assert now["location_silent"] == {"eu": 0, "us": 0, "asia": 1}  # asia never answered
+    assert now["location_abstaining"] == {"eu": 0, "us": 1, "asia": 0}
+    assert sorted(now["location_last_result_timestamp_seconds"]) == ["eu", "us"]
+
+    verdict.record_results("us", [result(located, slot + timedelta(seconds=30), OPERATIONAL)])
+    db.execute_sql("UPDATE location SET last_result_at = last_result_at - interval '61 seconds' WHERE name = 'eu'")
+    later = gauges()
+    assert later["location_abstaining"]["us"] == 0
+    assert later["location_silent"]["eu"] == 1  # its component's interval (30 s) and the grace (30 s) went by

@@ -11,15 +11,18 @@ import pytest
 from pulse.components.status import OPERATIONAL
 from pulse.config import get_settings
 from pulse.db import db
-from pulse.locations import RESULTS, wire
+from pulse.locations import RESULTS, dispatch, wire
 from pulse.models import UptimeCheck, utcnow
-from pulse.rabbitmq import admin, parameters, xq
+from pulse.rabbitmq import admin, channel, parameters, xq
 from tests.support.wait import wait_for
 
 LOCATIONS = ["eu", "us", "asia"]
 
 
 def location(workers, name):
+    """A worker of location ``name``, its queue made first (as `pulse locations add` does)."""
+    with channel(get_settings()) as ch:
+        dispatch.declare(ch, name, get_settings().queue_type)
     key = wire.key(get_settings().locations_secret, name)
     return workers(threads=2, modules=("pulse.actors",), env={"PULSE_LOCATION": name, "PULSE_LOCATION_KEY": key})
 
@@ -72,5 +75,6 @@ def test_a_location_is_held_to_its_own_results(central, workers, make_component,
     dead = wait_for(lambda: (n := admin.ready_counts(rabbit, [xq("uptime")])[xq("uptime")]) and n >= 2 and n, "both")
     assert dead == 2
     assert rows() == [] and UptimeCheck.select().count() == 0 and target.received == []
-    warnings = [json.loads(line) for line in central.output.splitlines() if "is not that location's results" in line]
-    assert len(warnings) == 2
+    said = "is not that location's results"
+    warnings = wait_for(lambda: (found := [x for x in central.output.splitlines() if said in x]) and found, said)
+    assert [json.loads(line)["level"] for line in warnings] == ["warning", "warning"]

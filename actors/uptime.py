@@ -39,13 +39,16 @@ def checks(batch: list[list]) -> None:
     )
 
 
+MAX_RESULTS = 1000  # a location's batch has at most `pulse.recurring.loop.BATCH_MAX` checks
+
+
 @dramatiq.actor(actor_name=RESULTS_ACTOR, queue_name="uptime", time_limit=60_000, max_retries=3)
 def location_results(location: str, results: list) -> None:
     """Record what ``location`` found of each slot and take the verdicts it decides. The consumer
     lets through only such a message whose ``location`` is the routing key it came with
     (`pulse.rabbitmq.broker.PulseConsumer`), which RabbitMQ holds each location's user to."""
-    if not isinstance(results, list):
-        raise PermanentError("location results are not a list")
+    if not isinstance(results, list) or len(results) > MAX_RESULTS:
+        raise PermanentError(f"location results are not a list of at most {MAX_RESULTS}")
     pulse_logging.bind(location=location)
     events.publish(verdict.record_results(location, [Result.of_json(r) for r in results]))
 

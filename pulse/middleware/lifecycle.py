@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import dramatiq
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
-from pulse import locations, rabbitmq
+from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.errors import ConfigError
-from pulse.rabbitmq import admin, queues
+from pulse.locations import here
+from pulse.rabbitmq import queues
 
 logger = logging.getLogger(__name__)
 
@@ -40,39 +40,10 @@ class Lifecycle(dramatiq.Middleware):
             return
         rabbitmq.wait_for(self.settings)  # before the consumers start, which would fail noisily
         if self.settings.location:
-            _await_queue(self.settings)
+            here.await_queue(self.settings)  # a location's worker declares nothing
             return
         try:
             queues.declare(self.settings)
         except ConfigError as e:
             logger.error("%s", e)
             raise SystemExit(2) from None
-
-
-def _await_queue(settings: Settings) -> None:
-    """Return once the location's queue exists: a location's worker declares nothing (its user
-    may not create a queue that dead-letters): `pulse locations add` makes its queue, or the
-    central workers when they first send it checks. One warning line per attempt, at a growing
-    interval."""
-    name = locations.queue(settings.location)
-    delay = 1.0
-    while not _exists(settings, name):
-        logger.warning(
-            "%s does not exist yet: `pulse locations add %s` makes it (where the central workers run), as do "
-            "the central workers when they first send this location checks; trying again in %.0f s.",
-            name,
-            settings.location,
-            delay,
-        )
-        time.sleep(delay)
-        delay = min(delay * 2, 30.0)
-
-
-def _exists(settings: Settings, name: str) -> bool:
-    pika_logger = logging.getLogger("pika")
-    level = pika_logger.level
-    pika_logger.setLevel(logging.CRITICAL)  # pika narrates the 404 of a queue that does not exist
-    try:
-        return admin.ready_counts(settings, [name])[name] is not None
-    finally:
-        pika_logger.setLevel(level)

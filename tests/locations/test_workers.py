@@ -15,6 +15,7 @@ from pulse.locations import RESULTS, dispatch, wire
 from pulse.models import UptimeCheck, utcnow
 from pulse.rabbitmq import admin, channel, parameters, xq
 from tests.support.wait import wait_for
+from tests.support.worker import WorkerProcess
 
 LOCATIONS = ["eu", "us", "asia"]
 
@@ -78,3 +79,26 @@ def test_a_location_is_held_to_its_own_results(central, workers, make_component,
     said = "is not that location's results"
     warnings = wait_for(lambda: (found := [x for x in central.output.splitlines() if said in x]) and found, said)
     assert [json.loads(line)["level"] for line in warnings] == ["warning", "warning"]
+
+
+def test_a_location_started_before_its_queue_exists_waits_for_it(workers, rabbit):
+    key = wire.key(get_settings().locations_secret, "late")
+    env = {"PULSE_LOCATION": "late", "PULSE_LOCATION_KEY": key}
+    worker = WorkerProcess(threads=1, modules=("pulse.actors",), env=env)
+    try:
+        said = "uptime.late does not exist yet: `pulse locations add late` makes it"
+        # (a worker's lines show once dramatiq reads them: after its --worker-fork-timeout, 30 s)
+        wait_for(lambda: said in worker.output, "the line saying what it waits for", timeout=60)
+        assert not worker.ready.is_set()
+        with channel(rabbit) as ch:
+            dispatch.declare(ch, "late", rabbit.queue_type)
+        worker.wait_ready()
+        wait_for(lambda: consumers(rabbit, "uptime.late") == 1, "its consumer")
+    finally:
+        worker.stop()
+    assert "Traceback" not in worker.output
+
+
+def consumers(settings, queue):
+    with channel(settings) as ch:
+        return ch.queue_declare(queue, passive=True).method.consumer_count

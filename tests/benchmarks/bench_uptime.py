@@ -503,6 +503,8 @@ def report(
         # Every check makes one request (connection, query) and records one row: beyond the rows are duplicates.
         beyond = served.get(kind)
         duplicated = "not counted (not our target)" if beyond is None else beyond - recorded.get(kind, 0)
+        if kind == "http" and args.locations:
+            duplicated = "counted below, against the location checks"
         print(f"{kind:4} checks/s     : {len(lags) / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
         print(f"{kind:4} start lag    : p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {most * 1000:.0f} ms")
         print(f"{kind:4} missed, dup. : {expected - len(lags)}, {duplicated}")

@@ -7,6 +7,7 @@
     python tests/benchmarks/bench_uptime.py --url http://127.0.0.1:8080/   # a target of your own
     python tests/benchmarks/bench_uptime.py --components 2000 --tcp 2000 --dns 2000   # other kinds beside
     python tests/benchmarks/bench_uptime.py --components 0 --tcp 2000       # one kind alone: its CPU per check
+    python tests/benchmarks/bench_uptime.py --components 2000 --locations 3 --threads 8   # from 3 locations
 
 It migrates its own database (pulse_bench_uptime) and vhost, starts the target
 (tests/benchmarks/fast_target.py), times plain `requests` against it (a fresh connection per
@@ -33,6 +34,17 @@ kind alone (``--components 0``) for its own.
 With ``--logs FILE`` the workers log at INFO into FILE (a line per completed message among them)
 rather than at WARNING to nowhere: run it with and without, back to back, for what the lines cost.
 
+With ``--locations N`` the http components are checked from N locations (l1 … lN, the default
+majority quorum): it makes each location's queue, and beside the central workers and the scheduler
+starts one worker process group per location (``PULSE_LOCATION``, its ``PULSE_LOCATION_KEY``
+derived from a benchmark secret; ``--location-processes`` x ``--location-threads`` each). It
+prints location checks/s (``location_check`` rows) and verdicts/s (``uptime_check`` rows), the
+start lag of a location's check (its request minus the slot), the verdict latency (the verdict's
+row written minus the slot) p50/p99/max, missed slots (due in the window, no verdict), doubled
+checks (requests the target answered beyond the location checks recorded, and slots with more
+location rows than locations), and the CPU of the central workers, the location workers, the
+scheduler, RabbitMQ and PostgreSQL per location check and per verdict.
+
 With ``--cluster N`` it starts a RabbitMQ cluster of N nodes of its own (tests/support/cluster.py:
 ports 5781 and up, the system's node untouched), runs Pulse on it with quorum queues, and counts
 the CPU of those N nodes as RabbitMQ's.
@@ -52,11 +64,15 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from pulse import rabbitmq
+from pulse.config import Settings
+from pulse.locations import dispatch, wire
 from tests.benchmarks.measure import (
     ROOT,
     cpu_seconds,
@@ -79,6 +95,8 @@ NAME = "pulse_bench_uptime"
 ENV = environment(NAME)
 OWN = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'  # fast_target.py's answer
 OTHER = '["[STATUS] < 400", "[RESPONSE_TIME] < 1000"]'
+#: The central secret of the benchmark's locations (each location's key derives from it).
+SECRET = "the-secret-of-the-benchmark-locations-only"
 
 
 TCP = '["[CONNECTED] == true", "[RESPONSE_TIME] < 1000"]'
@@ -170,6 +188,50 @@ def create_components(
             copy.write_row((org, f"c{i}", f"Component {i}", url, interval, 5000, conditions, slot))
 
 
+def locate(conn: psycopg.Connection, locations: list[str]) -> None:
+    """The http components are checked from ``locations`` (the default majority quorum)."""
+    conn.execute("UPDATE component SET locations = %s WHERE kind = 'http'", (locations,))
+
+
+def declare_locations(env: dict[str, str], locations: list[str]) -> None:
+    """Make each location's queue, as `pulse locations add` does, before any worker starts."""
+    settings = Settings.from_env(env)
+    with rabbitmq.channel(settings) as channel:
+        for location in locations:
+            dispatch.declare(channel, location, settings.queue_type)
+
+
+def start_locations(
+    env: dict[str, str], locations: list[str], processes: int, threads: int, log: Any = None
+) -> list[subprocess.Popen]:
+    """One `dramatiq pulse.actors` process group per location, with its name and key and no secret."""
+    started = []
+    for location in locations:
+        own = {k: v for k, v in env.items() if k != "PULSE_LOCATIONS_SECRET"}
+        own |= {"PULSE_LOCATION": location, "PULSE_LOCATION_KEY": wire.key(SECRET, location)}
+        own["PULSE_METRICS_PORT"] = str(free_port())
+        command = ["-m", "dramatiq", "pulse.actors", "--processes", str(processes), "--threads", str(threads)]
+        started.append(
+            subprocess.Popen(
+                [sys.executable, *command],
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=log or subprocess.DEVNULL,
+                cwd=ROOT,
+                env=own,
+            )
+        )
+    return started
+
+
+def stop_locations(started: list[subprocess.Popen]) -> None:
+    for process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    for process in started:
+        process.wait(120)
+
+
 def create_kind_components(
     conn: psycopg.Connection, kind: str, count: int, interval: int, target: Callable[[int], dict], first: datetime
 ) -> None:
@@ -215,8 +277,11 @@ def main() -> None:
     parser.add_argument("--cluster", type=int, default=0, metavar="N", help="on a RabbitMQ cluster of N nodes")
     parser.add_argument("--url", help="check this target (a local nginx, say) instead of the benchmark's own")
     parser.add_argument("--logs", metavar="FILE", help="the workers log at INFO into FILE")
+    parser.add_argument("--locations", type=int, default=0, metavar="N", help="http components checked from N")
+    parser.add_argument("--location-processes", type=int, default=1)
+    parser.add_argument("--location-threads", type=int, default=8)
     args = parser.parse_args()
-    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port()), "PULSE_LOCATIONS_SECRET": SECRET}
     if args.logs:
         env["PULSE_LOG_LEVEL"] = "INFO"
     with Cluster(size=args.cluster) if args.cluster else contextlib.nullcontext() as cluster:
@@ -249,13 +314,20 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
             conn, "tcp", args.tcp, args.interval, lambda i: {"host": "127.0.0.1", "port": tcp_port}, first
         )
         create_kind_components(conn, "dns", args.dns, args.interval, lambda i: dns_target(i, dns_port), first)
+        locations = [f"l{n}" for n in range(1, args.locations + 1)]
+        if locations:
+            locate(conn, locations)
+    if locations:
+        declare_locations(env, locations)
     log = open(args.logs, "w") if args.logs else None  # closed once the workers stop
     workers, scheduler = start_pulse(env, args.processes, args.threads, log=log)
+    located = start_locations(env, locations, args.location_processes, args.location_threads, log)
     try:
         start = first + timedelta(seconds=args.interval + 15)  # warm-up: one interval, and a tick or so
         end = start + timedelta(minutes=args.minutes)
         sleep_until(start)
-        watched = (tree(workers.pid), tree(scheduler.pid), rabbit, pids("postgres"))
+        groups = lambda: [pid for process in located for pid in tree(process.pid)]  # noqa: E731
+        watched = (tree(workers.pid), tree(scheduler.pid), rabbit, pids("postgres"), groups())
         before = (*map(cpu_seconds, watched), machine_busy_seconds())
         sleep_until(end)
         after = (*map(cpu_seconds, watched), machine_busy_seconds())
@@ -265,6 +337,7 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         scheduler.wait(30)
     finally:
         stop_pulse(workers, scheduler)
+        stop_locations(located)
         if log:
             log.close()
         answered = stop_target(target) if target else None
@@ -272,16 +345,111 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
     # What each target answered beyond its baseline's operations (None: not our target)
     served = {"http": None if answered is None else answered - baseline_requests}
     served |= {kind: answered_kinds[kind] - done for kind, (done, _) in plain_kinds.items()}
+    beyond = served["http"]
+    if locations:
+        served["http"] = None  # counted against the location checks, below
     checks = report(args, env, counts, (first, start, end), served)
-    print(f"CPU per check     : {cpu(after, before, checks)}")
+    central = (after[0] - before[0], after[1] - before[1], after[2] - before[2], after[3] - before[3])
+    if not locations:
+        print(f"CPU per check     : {cpu(after[:4] + after[5:], before[:4] + before[5:], checks)}")
+    else:
+        made = report_locations(args, locations, (first, start, end), beyond)
+        spent = (*central, after[4] - before[4], after[5] - before[5])
+        print(f"CPU per loc. check: {located_cpu(spent, made)}")
+        print(f"CPU per verdict   : {located_cpu(spent, checks)}")
+        rate = made / (end - start).total_seconds()
+        print(
+            f"baseline          : plain requests {plain:.0f} req/s in one process ({1000 / plain:.2f} ms each);"
+            f" Pulse {rate:.0f} location checks/s = {rate / plain:.2f} x"
+        )
     print(f"worker peak RSS   : {max(rss, default=0):.0f} MiB per process ({sum(rss):.0f} MiB together)")
     rate = checks / (end - start).total_seconds()
-    print(
-        f"baseline          : plain requests {plain:.0f} req/s in one process;"
-        f" Pulse {rate:.0f} checks/s = {rate / plain:.2f} x"
-    )
+    if not locations:
+        print(
+            f"baseline          : plain requests {plain:.0f} req/s in one process;"
+            f" Pulse {rate:.0f} checks/s = {rate / plain:.2f} x"
+        )
     for kind, (_, plain_ms) in plain_kinds.items():
         print(f"baseline {kind}      : a plain client's CPU per check {plain_ms:.3f} ms, in one process")
+
+
+def located_cpu(spent: tuple[float, ...], units: int) -> str:
+    """The CPU per unit (location check, verdict) of each part: central workers, scheduler, RabbitMQ,
+    PostgreSQL, location workers; and of the machine."""
+    central, scheduler, rabbit, postgres, located, machine = (s / max(1, units) * 1000 for s in spent)
+    return (
+        f"{central + scheduler + rabbit + postgres + located:.2f} ms (central workers {central:.2f}, location"
+        f" workers {located:.2f}, scheduler {scheduler:.2f}, RabbitMQ {rabbit:.2f}, PostgreSQL {postgres:.2f});"
+        f" whole machine {machine:.2f} ms"
+    )
+
+
+def report_locations(
+    args: argparse.Namespace, locations: list[str], times: tuple[datetime, datetime, datetime], beyond: int | None
+) -> int:
+    """Print the location checks/s, their start lag, the verdict latency, missed and doubled;
+    returns the location checks made in the window. ``beyond``: what the target answered beyond
+    its baseline."""
+    first, start, end = times
+    window = (end - start).total_seconds()
+    with psycopg.connect(ENV["PULSE_DATABASE_URL"]) as conn:
+        lags = [
+            lag
+            for (lag,) in conn.execute(
+                "SELECT extract(epoch FROM started_at - scheduled_at) FROM location_check"
+                " WHERE seen IS NOT NULL AND scheduled_at >= %s AND scheduled_at < %s",
+                (start, end),
+            )
+        ]
+        absent = _count(
+            conn,
+            "SELECT count(*) FROM location_check WHERE seen IS NULL AND scheduled_at >= %s AND scheduled_at < %s",
+            (start, end),
+        )
+        latencies = [
+            lag
+            for (lag,) in conn.execute(
+                "SELECT extract(epoch FROM checked_at - scheduled_at) FROM uptime_check"
+                " WHERE scheduled_at >= %s AND scheduled_at < %s",
+                (start, end),
+            )
+        ]
+        made = _count(conn, "SELECT count(*) FROM location_check WHERE seen IS NOT NULL")
+        crowded = _count(
+            conn,
+            "SELECT count(*) FROM (SELECT 1 FROM location_check GROUP BY component_id, scheduled_at"
+            " HAVING count(*) > %s) x",
+            (len(locations),),
+        )
+        waiting = _count(conn, "SELECT count(*) FROM location_slot")
+    expected = expected_slots(args.components, args.interval, first, start, end)
+    print(
+        f"locations         : {', '.join(locations)} (majority quorum), each {args.location_processes} process(es)"
+        f" x {args.location_threads} threads"
+    )
+    print(
+        f"location checks/s : {len(lags) / window:8.1f}  (expected {expected * len(locations) / window:.1f};"
+        f" {absent} recorded absent)"
+    )
+    print(f"verdicts/s        : {len(latencies) / window:8.1f}  (expected {expected / window:.1f})")
+    print(f"location lag      : {_spread(lags)}  (its request's start minus the slot)")
+    print(f"verdict latency   : {_spread(latencies)}  (the verdict's row minus the slot)")
+    doubled = "not counted (not our target)" if beyond is None else str(beyond - made)
+    print(
+        f"missed, doubled   : {expected - len(latencies)}, {doubled} requests beyond the location checks;"
+        f" {crowded} slots with more rows than locations; {waiting} slots still waiting at the end"
+    )
+    return len(lags)
+
+
+def _count(conn: psycopg.Connection, query: str, params: tuple = ()) -> int:
+    row = conn.execute(query, params).fetchone()
+    return row[0] if row else 0
+
+
+def _spread(values: list[float]) -> str:
+    p50, p99, most = percentile(values, 0.5), percentile(values, 0.99), max(values, default=float("nan"))
+    return f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {most * 1000:.0f} ms"
 
 
 def cpu(after: tuple[float, ...], before: tuple[float, ...], checks: int) -> str:
@@ -335,6 +503,8 @@ def report(
         # Every check makes one request (connection, query) and records one row: beyond the rows are duplicates.
         beyond = served.get(kind)
         duplicated = "not counted (not our target)" if beyond is None else beyond - recorded.get(kind, 0)
+        if kind == "http" and args.locations:
+            duplicated = "counted below, against the location checks"
         print(f"{kind:4} checks/s     : {len(lags) / window:8.1f}  (expected {expected / window:.1f}; {failed} failed)")
         print(f"{kind:4} start lag    : p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {most * 1000:.0f} ms")
         print(f"{kind:4} missed, dup. : {expected - len(lags)}, {duplicated}")

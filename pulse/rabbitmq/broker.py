@@ -156,14 +156,7 @@ def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
         LogContext(),
         CurrentMessage(),
         Telemetry(settings=settings, serve=exporter.serve),
-        TimeLimit(time_limit=settings.time_limit_s * 1000),
-        Watchdog(settings=settings, time_limit=settings.time_limit_s * 1000, grace_s=settings.time_limit_grace_s),
-        Recycling(
-            settings=settings,
-            max_messages=settings.max_messages_per_process,
-            max_memory=settings.max_memory_per_process_mib,
-        ),
-        Beat(settings=settings),
+        *_bounds(settings),
         Retries(max_retries=settings.max_retries),
         PeriodiqMiddleware(skip_delay=30),
         DeadLetters(),
@@ -180,6 +173,17 @@ def location_middleware(settings: Settings) -> list[dramatiq.Middleware]:
     return [
         LogContext(),
         CurrentMessage(),
+        *_bounds(settings),
+        Retries(max_retries=0),
+        Lifecycle(settings=settings),
+        Orphans(),
+    ]
+
+
+def _bounds(settings: Settings) -> list[dramatiq.Middleware]:
+    """What bounds every worker process, central or a location's: the time limit and its
+    watchdog, recycling, and the heartbeat `pulse health` reads."""
+    return [
         TimeLimit(time_limit=settings.time_limit_s * 1000),
         Watchdog(settings=settings, time_limit=settings.time_limit_s * 1000, grace_s=settings.time_limit_grace_s),
         Recycling(
@@ -188,9 +192,6 @@ def location_middleware(settings: Settings) -> list[dramatiq.Middleware]:
             max_memory=settings.max_memory_per_process_mib,
         ),
         Beat(settings=settings),
-        Retries(max_retries=0),
-        Lifecycle(settings=settings),
-        Orphans(),
     ]
 
 

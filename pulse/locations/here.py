@@ -11,6 +11,7 @@ import dramatiq
 import pika
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
+from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.locations import RESULTS, RESULTS_ACTOR, canaries, queue, wire
 from pulse.rabbitmq import admin
@@ -79,16 +80,17 @@ def await_queue(settings: Settings) -> None:
     ``--worker-fork-timeout``, 30 s)."""
     name = queue(settings.location)
     delay = 1.0
-    while not _exists(settings, name):
-        logger.warning(
-            "%s does not exist yet: `pulse locations add %s` makes it (where the central workers run), as do "
-            "the central workers when they first send this location checks; trying again in %.0f s.",
-            name,
-            settings.location,
-            delay,
-        )
-        time.sleep(delay)
-        delay = min(delay * 2, 30.0)
+    with rabbitmq.stoppable():
+        while not _exists(settings, name):
+            logger.warning(
+                "%s does not exist yet: `pulse locations add %s` makes it (where the central workers run), as do "
+                "the central workers when they first send this location checks; trying again in %.0f s.",
+                name,
+                settings.location,
+                delay,
+            )
+            time.sleep(delay)
+            delay = min(delay * 2, 30.0)
 
 
 def _exists(settings: Settings, name: str) -> bool:

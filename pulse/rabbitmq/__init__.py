@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -131,24 +133,44 @@ def channel(
 
 def wait_for(settings: Settings) -> None:
     """Return once RabbitMQ answers: a worker or a scheduler started before it (compose starts
-    them together) waits, one warning line per attempt, instead of failing."""
+    them together) waits, one warning line per attempt, instead of failing (and exits on SIGTERM)."""
     delay = 1.0
     pika_logger = logging.getLogger("pika")
     level = pika_logger.level
     pika_logger.setLevel(logging.CRITICAL)  # pika narrates each failed attempt with a traceback
     try:
-        while True:
-            try:
-                with channel(settings, attempts=1):
-                    return
-            except (pika.exceptions.AMQPError, OSError) as e:
-                logger.warning(
-                    "RabbitMQ does not answer at %s (%s): trying again in %.0f s.",
-                    redact(settings.broker_url),
-                    type(e).__name__,
-                    delay,
-                )
-                time.sleep(delay)
-                delay = min(delay * 2, 30.0)
+        with stoppable():
+            while True:
+                try:
+                    with channel(settings, attempts=1):
+                        return
+                except (pika.exceptions.AMQPError, OSError) as e:
+                    logger.warning(
+                        "RabbitMQ does not answer at %s (%s): trying again in %.0f s.",
+                        redact(settings.broker_url),
+                        type(e).__name__,
+                        delay,
+                    )
+                    time.sleep(delay)
+                    delay = min(delay * 2, 30.0)
     finally:
         pika_logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def stoppable() -> Iterator[None]:
+    """While waiting for RabbitMQ (or a queue), exit on SIGTERM. A dramatiq worker process waits
+    as it boots, when dramatiq's own handler only notes a first SIGTERM for after the boot: a
+    worker told to stop meanwhile would otherwise wait on, and its ``dramatiq`` with it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

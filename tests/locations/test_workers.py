@@ -102,3 +102,16 @@ def test_a_location_started_before_its_queue_exists_waits_for_it(workers, rabbit
 def consumers(settings, queue):
     with channel(settings) as ch:
         return ch.queue_declare(queue, passive=True).method.consumer_count
+
+
+def test_a_location_waiting_for_its_queue_stops_when_told(rabbit):
+    key = wire.key(get_settings().locations_secret, "never")
+    worker = WorkerProcess(
+        threads=1, modules=("pulse.actors",), env={"PULSE_LOCATION": "never", "PULSE_LOCATION_KEY": key}
+    )
+    try:
+        wait_for(lambda: "uptime.never does not exist yet" in worker.output, "the waiting line", timeout=60)
+    finally:
+        code = worker.stop()  # SIGTERM: the wait ends, the process exits
+    assert code == 0
+    assert "Traceback" not in worker.output

@@ -117,8 +117,12 @@ class SchedulerProcess(WorkerProcess):
 
 
 def metric(port: int, name: str, **labels: str) -> float | None:
-    """The value of one sample from a worker's /metrics, or None."""
-    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    """The value of one sample from a worker's /metrics, or None (no such sample, or the endpoint
+    not serving yet: its process starts beside the worker's, so a test may ask before it listens)."""
+    try:
+        text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    except requests.ConnectionError:
+        return None
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
             if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):

@@ -4,8 +4,6 @@ the `RESULTS` exchange, with the location's name as routing key. No database."""
 from __future__ import annotations
 
 import functools
-import logging
-import time
 
 import dramatiq
 import pika
@@ -16,8 +14,6 @@ from pulse.config import Settings
 from pulse.locations import RESULTS, RESULTS_ACTOR, canaries, queue, wire
 from pulse.rabbitmq import admin
 from pulse.uptime import batch
-
-logger = logging.getLogger(__name__)
 
 #: The queue whose central workers record the results (the exchange is bound to it).
 RECORDED_ON = "uptime"
@@ -79,25 +75,13 @@ def await_queue(settings: Settings) -> None:
     interval (dramatiq shows a worker process's lines once it has booted, or after its
     ``--worker-fork-timeout``, 30 s)."""
     name = queue(settings.location)
-    delay = 1.0
-    with rabbitmq.stoppable():
-        while not _exists(settings, name):
-            logger.warning(
-                "%s does not exist yet: `pulse locations add %s` makes it (where the central workers run), as do "
-                "the central workers when they first send this location checks; trying again in %.0f s.",
-                name,
-                settings.location,
-                delay,
-            )
-            time.sleep(delay)
-            delay = min(delay * 2, 30.0)
 
+    def attempt() -> str | None:
+        if admin.ready_counts(settings, [name])[name] is not None:
+            return None
+        return (
+            f"{name} does not exist yet: `pulse locations add {settings.location}` makes it (where the central "
+            "workers run), as do the central workers when they first send this location checks"
+        )
 
-def _exists(settings: Settings, name: str) -> bool:
-    pika_logger = logging.getLogger("pika")
-    level = pika_logger.level
-    pika_logger.setLevel(logging.CRITICAL)  # pika narrates the 404 of a queue that does not exist
-    try:
-        return admin.ready_counts(settings, [name])[name] is not None
-    finally:
-        pika_logger.setLevel(level)
+    rabbitmq.retry(attempt)

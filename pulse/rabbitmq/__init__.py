@@ -12,7 +12,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -134,25 +134,31 @@ def channel(
 def wait_for(settings: Settings) -> None:
     """Return once RabbitMQ answers: a worker or a scheduler started before it (compose starts
     them together) waits, one warning line per attempt, instead of failing (and exits on SIGTERM)."""
+
+    def attempt() -> str | None:
+        try:
+            with channel(settings, attempts=1):
+                return None
+        except (pika.exceptions.AMQPError, OSError) as e:
+            return f"RabbitMQ does not answer at {redact(settings.broker_url)} ({type(e).__name__})"
+
+    retry(attempt)
+
+
+def retry(attempt: Callable[[], str | None]) -> None:
+    """Call ``attempt`` until it returns None; each other answer, why it must wait, is one warning
+    line saying when it tries again, at a growing interval (up to 30 s). pika is kept quiet
+    meanwhile (it narrates each failed attempt with a traceback), and SIGTERM ends the wait."""
     delay = 1.0
     pika_logger = logging.getLogger("pika")
     level = pika_logger.level
-    pika_logger.setLevel(logging.CRITICAL)  # pika narrates each failed attempt with a traceback
+    pika_logger.setLevel(logging.CRITICAL)
     try:
         with stoppable():
-            while True:
-                try:
-                    with channel(settings, attempts=1):
-                        return
-                except (pika.exceptions.AMQPError, OSError) as e:
-                    logger.warning(
-                        "RabbitMQ does not answer at %s (%s): trying again in %.0f s.",
-                        redact(settings.broker_url),
-                        type(e).__name__,
-                        delay,
-                    )
-                    time.sleep(delay)
-                    delay = min(delay * 2, 30.0)
+            while (problem := attempt()) is not None:
+                logger.warning("%s: trying again in %.0f s.", problem, delay)
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
     finally:
         pika_logger.setLevel(level)
 

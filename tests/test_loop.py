@@ -184,6 +184,33 @@ def test_a_loop_claims_its_whole_gather_ahead_and_sends_what_falls_within_it_tog
     assert all(sent_at >= due[key] for sent_at, keys in publisher.sent for key in keys)  # never early
 
 
+def test_a_loop_with_a_lead_sends_its_batch_that_long_before_the_first_is_due(turns):
+    start = loop.utcnow()
+    lead, gather = timedelta(milliseconds=300), timedelta(milliseconds=200)
+    due = [start + timedelta(milliseconds=ms) for ms in (300, 400, 520)]
+    horizons = []
+
+    def claim(horizon):
+        horizons.append(horizon)
+        return [(key, at) for key, at in enumerate(due) if at <= horizon]
+
+    declared = loop.Loop(
+        name="test", claim=claim, next_due=lambda: None, message=lambda key, at: key, gather=gather, lead=lead
+    )
+    publisher = Publisher()
+
+    assert loop.Runner(declared, turns(), threading.Event(), publisher).claim_and_send() == 3
+
+    [horizon] = horizons
+    assert horizon - start >= lead + gather + loop.CLAIM_AHEAD
+    first_sent, first = publisher.sent[0]
+    assert first[:2] == [0, 1]  # due within the gather after the first: together
+    assert first_sent >= due[0] - lead + gather  # never earlier than the lead before the gather's end
+    assert first_sent < due[0] + gather  # when a loop without a lead would still wait
+    assert sorted(key for _, keys in publisher.sent for key in keys) == [0, 1, 2]
+    assert all(sent_at >= due[key] - lead for sent_at, keys in publisher.sent for key in keys)
+
+
 def test_a_loop_that_does_not_claim_ahead_claims_what_is_due_and_wakes_when_the_next_is(turns):
     start = loop.utcnow()
     horizons = []

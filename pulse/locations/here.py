@@ -23,7 +23,7 @@ def check(sealed: str, settings: Settings) -> list[wire.Result]:
     """Make each check of the batch at once; what each found. When one failed and none of the
     location's canaries answers, the failed ones abstain (`pulse.locations.canaries`)."""
     checks = wire.unseal(sealed, settings.location_key)
-    found = batch.run_all(checks)
+    found = batch.run_all([(c, c.slot) for c in checks])
     abstain = not all(result.success for result in found) and not _egress(settings).ok()
     return [
         wire.Result(

@@ -90,8 +90,12 @@ class Loop:
         gives new components their first slot), or None.
       gather: how long after a row is due the loop waits for others to send with it: one
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
-        leaves up to this late, never early. Uptime gathers 200 ms, as its checks are many and
+        leaves up to this late (less its `lead`). Uptime gathers 200 ms, as its checks are many and
         batched; the others keep `GATHER`.
+      lead: how long before its first row is due a message leaves, with the rows due within the
+        gather after it: uptime's, whose worker starts each check at its own slot, so that a batch
+        is there before its slots and gathering makes no check late. None by default: a message
+        leaves once its rows are due.
       bounded: skip, rather than send, the rows coming due while the loop's queue holds more than
         ``PULSE_BACKLOG_BOUND`` messages waiting (their work would be stale when a worker took
         it). For checks and polls; never for escalations.
@@ -107,6 +111,7 @@ class Loop:
     prepare: Callable[[datetime], object] | None = None
     batch: Callable[[Sequence[Claimed]], dramatiq.Message] | None = None
     gather: timedelta = GATHER
+    lead: timedelta = timedelta(0)
     bounded: bool = False
     ahead: bool = True
     queue: str = ""
@@ -118,9 +123,9 @@ class Loop:
 
     @property
     def lookahead(self) -> timedelta:
-        """How far ahead the loop claims: the whole gather, and `CLAIM_AHEAD` to claim it in
-        (nothing when it claims only what is due)."""
-        return self.gather + CLAIM_AHEAD if self.ahead else timedelta(0)
+        """How far ahead the loop claims: its lead, the whole gather, and `CLAIM_AHEAD` to claim
+        it in (nothing when it claims only what is due)."""
+        return self.lead + self.gather + CLAIM_AHEAD if self.ahead else timedelta(0)
 
     def messages(self, rows: Sequence[Claimed]) -> list[dramatiq.Message]:
         """The messages for rows due together: one per row, or batches of nearly equal size."""
@@ -307,19 +312,20 @@ class Runner:
 
     def claim_and_send(self) -> int:
         """Claim what is due within the loop's lookahead and send it as it comes due: its
-        gather after the first unsent one is due, all those due by then, in one RabbitMQ
-        transaction (each commit costs the broker a disk sync, so a message may leave up to a
-        gather late but never early). Returns how many rows were claimed."""
+        gather after the first unsent one is due (less its lead), all those due by then (plus its
+        lead), in one RabbitMQ transaction (each commit costs the broker a disk sync, so a message
+        may leave up to a gather late but never earlier than its lead). Returns how many rows were
+        claimed."""
         loop = self.loop
         with db.atomic():
             claimed = sorted(loop.claim(utcnow() + loop.lookahead), key=lambda row: row[1])
             position = 0
             while position < len(claimed):
-                wait = (claimed[position][1] + loop.gather - utcnow()).total_seconds()
+                wait = (claimed[position][1] + loop.gather - loop.lead - utcnow()).total_seconds()
                 if wait > 0 and self.stop.wait(wait):
                     raise _StoppingError
-                now = utcnow()
-                batch = [row for row in claimed[position:] if row[1] <= now]
+                horizon = utcnow() + loop.lead
+                batch = [row for row in claimed[position:] if row[1] <= horizon]
                 if self._backlogged():
                     self.skipped += len(batch)
                     slots_skipped(loop.name, len(batch))

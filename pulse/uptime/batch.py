@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -23,6 +24,7 @@ from pulse.config import get_settings
 from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.locations import dispatch
+from pulse.models import utcnow
 from pulse.net import AddressPolicy
 from pulse.uptime import record
 from pulse.uptime.check import CheckResult
@@ -30,6 +32,9 @@ from pulse.uptime.check import CheckResult
 logger = logging.getLogger(__name__)
 
 CONCURRENT_CHECKS = 256  # checks in flight per worker process: 16 threads of full batches never wait
+# The longest a batch that came ahead of its slots holds a check back for its slot: a worker whose
+# clock runs behind the scheduler's does not hold its checks back for long.
+AHEAD_MAX_S = 1.0
 
 
 def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
@@ -50,7 +55,7 @@ def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
     except PermanentError as e:
         problem = e  # raised once the checks made here are recorded
     due = [(loaded, slot) for loaded, slot in due if not loaded.locations]
-    results = run_all([loaded for loaded, _ in due])
+    results = run_all(due)
     with db.atomic():  # one commit for the batch
         written = record.record_all([(*check, result) for check, result in zip(due, results, strict=True)])
     if problem is not None:
@@ -62,15 +67,31 @@ class Runs(Protocol):
     def run(self, policy: AddressPolicy) -> CheckResult: ...
 
 
-def run_all(due: Sequence[Runs]) -> list[CheckResult]:
-    """Each check's result: in this thread for one, at once on the request pool for several."""
+def run_all(due: Sequence[tuple[Runs, datetime]]) -> list[CheckResult]:
+    """Each (check, slot)'s result, each check started at its slot, or at once if that passed: the
+    scheduler sends a batch ahead of its slots (`schedules/uptime.py`), so that gathering checks
+    into one message makes none of them late. In this thread for one, on the request pool for several."""
     if not due:
         return []
     policy = _policy()
     if len(due) == 1:
-        return [due[0].run(policy)]
-    futures = [_requests().submit(d.run, policy) for d in due]
-    return [future.result() for future in futures]
+        runs, slot = due[0]
+        _wait_for(slot, time.monotonic() + AHEAD_MAX_S)
+        return [runs.run(policy)]
+    latest = time.monotonic() + AHEAD_MAX_S
+    futures = {}
+    for n in sorted(range(len(due)), key=lambda n: due[n][1]):
+        runs, slot = due[n]
+        _wait_for(slot, latest)
+        futures[n] = _requests().submit(runs.run, policy)
+    return [futures[n].result() for n in range(len(due))]
+
+
+def _wait_for(slot: datetime, latest: float) -> None:
+    """Sleep until ``slot``, or at the latest until the monotonic time ``latest``."""
+    wait = min((slot - utcnow()).total_seconds(), latest - time.monotonic())
+    if wait > 0:
+        time.sleep(wait)
 
 
 @functools.cache

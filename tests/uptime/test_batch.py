@@ -88,3 +88,26 @@ def test_the_loop_sends_due_checks_in_batches_of_nearly_equal_size():
 
     assert sizes == [13, 13, 14]
     assert [m.actor_name for m in UPTIME.messages(rows[:1])] == ["checks"]
+
+
+def test_a_batch_ahead_of_its_slots_starts_each_request_at_its_own_slot(make_component, target):
+    components = [make_component(target, key=f"ahead{i}") for i in range(3)]
+    now = datetime.now(UTC)
+    slots = [now + timedelta(milliseconds=ms) for ms in (300, 150, 450)]  # not in slot order
+
+    checks.fn([[c.id, slot.isoformat()] for c, slot in zip(components, slots, strict=True)])
+
+    rows = {r.component_id: r for r in UptimeCheck.select()}
+    for c, slot in zip(components, slots, strict=True):
+        assert rows[c.id].scheduled_at == slot and rows[c.id].started_at >= slot  # never before its slot
+
+
+def test_a_slot_far_ahead_of_the_workers_clock_holds_its_check_back_only_so_long(make_component, target, monkeypatch):
+    monkeypatch.setattr("pulse.uptime.batch.AHEAD_MAX_S", 0.1)  # a worker whose clock runs an hour behind
+    component = make_component(target, key="skewed")
+    slot = datetime.now(UTC) + timedelta(hours=1)
+
+    checks.fn([[component.id, slot.isoformat()]])
+
+    [row] = UptimeCheck.select()
+    assert row.scheduled_at == slot and row.started_at < slot

@@ -15,7 +15,7 @@ from pulse.errors import PermanentError
 from pulse.heartbeats import apply as monitors
 from pulse.locations import RESULTS_ACTOR, verdict
 from pulse.locations.wire import Result
-from pulse.recurring.grid import parse_slot
+from pulse.recurring.grid import parse_batch, parse_slot
 from pulse.uptime import batch as checking
 from pulse.uptime import domains
 
@@ -30,13 +30,9 @@ def check(component_id: int, scheduled_at: str) -> None:
 def checks(batch: list[list]) -> None:
     """Check each ``[component_id, scheduled_at]`` of ``batch`` at once and record the results.
     Its log lines carry the ``componentIds`` of the batch."""
-    pairs = isinstance(batch, list) and all(isinstance(item, list) and len(item) == 2 for item in batch)
-    if not pairs or not all(isinstance(component_id, int) for component_id, _ in batch):
-        raise PermanentError("batch is not a list of [component_id, scheduled_at] pairs")
-    pulse_logging.bind(componentIds=[component_id for component_id, _ in batch])
-    events.publish(
-        checking.check_all([(component_id, parse_slot(scheduled_at)) for component_id, scheduled_at in batch])
-    )
+    slots = parse_batch(batch, "component_id")
+    pulse_logging.bind(componentIds=[component_id for component_id, _ in slots])
+    events.publish(checking.check_all(slots))
 
 
 MAX_RESULTS = 1000  # a location's batch has at most `pulse.recurring.loop.BATCH_MAX` checks

@@ -57,13 +57,13 @@ FROM due WHERE c.id = due.id
 RETURNING c.id, due.due_at
 """
 _NEXT_DUE = f"SELECT min(c.due_at) FROM calculated_metric c WHERE c.due_at IS NOT NULL AND NOT {_WAITING}"
-# The direct dependents of a metric whose value or state changed without a source's mark (its
-# inputs grew stale, say), due now: they are evaluated after it, and mark theirs in turn.
+# The direct dependents of metrics whose value or state changed without a source's mark (its
+# inputs grew stale, say), due now: they are evaluated after them, and mark theirs in turn.
 _DEPENDENTS = """
 UPDATE calculated_metric c SET pending_since = now(), due_at = now()
 FROM (
     SELECT c.id FROM calculated_metric c JOIN calculated_metric_variable v ON v.calculated_metric_id = c.id
-    WHERE v.calculated_input_id = %(id)s AND c.pending_since IS NULL
+    WHERE v.calculated_input_id = ANY(%(ids)s) AND c.pending_since IS NULL
     ORDER BY c.id
     FOR NO KEY UPDATE OF c
 ) AS locked
@@ -79,9 +79,10 @@ def mark(calculated_metric_ids: Sequence[int]) -> int:
     return db.execute_sql(_MARK, {"ids": list(calculated_metric_ids)}).fetchone()[0]
 
 
-def mark_dependents(calculated_metric_id: int) -> None:
-    """Mark the direct dependents of a metric, due now (see `_DEPENDENTS`)."""
-    db.execute_sql(_DEPENDENTS, {"id": calculated_metric_id})
+def mark_dependents(calculated_metric_ids: Sequence[int]) -> None:
+    """Mark the direct dependents of these metrics, due now (see `_DEPENDENTS`), in one statement."""
+    if calculated_metric_ids:
+        db.execute_sql(_DEPENDENTS, {"ids": list(calculated_metric_ids)})
 
 
 def claim(horizon: datetime, limit: int = 100) -> list[tuple[int, datetime]]:

@@ -13,14 +13,17 @@ The rules, in order:
 A value's time (``last_value_at``) is that of its oldest input: a metric fed by another is as
 fresh as the oldest value behind it.
 
-`evaluate_slot` does it all for the ``recalculate`` actor.
+`evaluate_all` does it all for the ``recalculate_all`` actor: a batch of metrics read in one query
+and written in one statement.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from pulse import logging as pulse_logging
 from pulse.calculated import due
@@ -95,24 +98,32 @@ SELECT c.id, c.organization_id, c.key, c.name, c.formula, c.unit, c.max_age_seco
 FROM calculated_metric c
 LEFT JOIN calculated_metric_variable v ON v.calculated_metric_id = c.id
 {SOURCES}
-WHERE c.id = %(id)s
+WHERE c.id = ANY(%(ids)s)
+ORDER BY c.id
 """
-# The data point, and the metric's state when the point is new and the latest evaluation. A mark
-# that came during the evaluation keeps its due time; else the metric is due again when its oldest
-# input grows stale.
+# The metrics an evaluation writes, locked in id order, as sources' marks lock them (`pulse.calculated.due`):
+# a batch's statement that locked them in any other order could deadlock with a mark.
+LOCK = "SELECT id FROM calculated_metric WHERE id = ANY(%(ids)s) ORDER BY id FOR NO KEY UPDATE"
+# Each evaluation's data point, and its metric's state when the point is new and the latest
+# evaluation: one statement for a batch. A mark that came during the evaluation keeps its due time;
+# else the metric is due again when its oldest input grows stale.
 SAVE = """
-WITH point AS (
+WITH given AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[], %(values)s::float8[], %(notes)s::text[],
+                         %(states)s::text[], %(as_of)s::timestamptz[], %(stale_at)s::timestamptz[])
+        AS g (id, slot, value, note, state, as_of, stale_at)
+), point AS (
     INSERT INTO calculated_metric_data_point (calculated_metric_id, scheduled_at, value, note)
-    VALUES (%(id)s, %(slot)s, %(value)s, %(note)s)
+    SELECT id, slot, value, note FROM given
     ON CONFLICT DO NOTHING
     RETURNING calculated_metric_id
 )
 UPDATE calculated_metric c SET
-    state = %(state)s, last_value = %(value)s, last_value_at = %(as_of)s, last_note = %(note)s,
-    last_evaluated_at = %(slot)s, sent_at = NULL,
-    due_at = CASE WHEN c.pending_since IS NULL THEN %(stale_at)s ELSE c.due_at END
-FROM point
-WHERE c.id = point.calculated_metric_id AND (c.last_evaluated_at IS NULL OR c.last_evaluated_at < %(slot)s)
+    state = g.state, last_value = g.value, last_value_at = g.as_of, last_note = g.note,
+    last_evaluated_at = g.slot, sent_at = NULL,
+    due_at = CASE WHEN c.pending_since IS NULL THEN g.stale_at ELSE c.due_at END
+FROM point JOIN given g ON g.id = point.calculated_metric_id
+WHERE c.id = g.id AND (c.last_evaluated_at IS NULL OR c.last_evaluated_at < g.slot)
 RETURNING c.id
 """
 
@@ -120,31 +131,50 @@ RETURNING c.id
 logger = logging.getLogger(__name__)
 
 
-def evaluate_slot(calculated_metric_id: int, slot: datetime) -> list[int]:
-    """Evaluate one calculated metric with its inputs' latest values, for the time it came due
-    (``slot``, the evaluation's key), and record the outcome, unless a later evaluation is recorded
-    already or the metric is gone; then mark the metrics it feeds if what they read changed.
-    Returns the ids of the events written, to publish."""
-    loaded = load(calculated_metric_id)
-    if loaded is None:
-        logger.info("Calculated metric %s is gone: evaluation skipped.", calculated_metric_id)
-        return []
-    pulse_logging.bind(organizationId=loaded.organization_id, componentId=loaded.component_id)
-    if loaded.last_evaluated_at is not None and loaded.last_evaluated_at >= slot:
-        return []  # a redelivered message, or one overtaken by a later evaluation
+def evaluate_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
+    """Evaluate each (calculated metric id, the time it came due: the evaluation's key) with its
+    inputs' latest values and record the outcomes, the metrics read in one query and (those driving
+    no component) written in one statement; skipped: a metric gone, or one whose evaluation for
+    this time or a later one is recorded already (a redelivered message). Then mark the metrics
+    they feed whose inputs changed. Returns the ids of the events written, to publish.
+
+    An evaluation that raises (a bug) leaves the others to be recorded; the first such error is
+    raised after them, so that a retry evaluates only what is not recorded."""
+    latest: dict[int, datetime] = {}
+    for metric_id, slot in slots:  # a metric named twice: its latest time
+        latest[metric_id] = max(slot, latest.get(metric_id, slot))
+    due_now = []
+    for (metric_id, slot), loaded in zip(latest.items(), load_all(list(latest)), strict=True):
+        if loaded is None:
+            logger.info("Calculated metric %s is gone: evaluation skipped.", metric_id)
+        elif loaded.last_evaluated_at is None or loaded.last_evaluated_at < slot:
+            due_now.append((loaded, slot))  # else a redelivered message, or one overtaken by a later evaluation
+    if len(due_now) == 1:
+        pulse_logging.bind(organizationId=due_now[0][0].organization_id, componentId=due_now[0][0].component_id)
     now = utcnow()
-    result = evaluation(loaded, max(now, slot))
-    applied, written = record(loaded, slot, result, now)
-    if applied and changed(loaded, result):
-        due.mark_dependents(loaded.id)
+    evaluated, problem = [], None
+    for loaded, slot in due_now:
+        try:
+            evaluated.append((loaded, slot, evaluation(loaded, max(now, slot))))
+        except Exception as e:  # noqa: BLE001 - a bug: raised once the others are recorded
+            problem = problem or e
+    applied, written = record_all(evaluated, now)
+    fed = [loaded.id for loaded, _, result in evaluated if loaded.id in applied and changed(loaded, result)]
+    due.mark_dependents(fed)
+    if problem is not None:
+        raise problem
     return written
 
 
-def load(calculated_metric_id: int) -> Loaded | None:
-    """The metric and its inputs' latest values, or None if it was deleted."""
-    rows = db.execute_sql(LOAD, {"id": calculated_metric_id}).fetchall()
-    if not rows:
-        return None
+def load_all(calculated_metric_ids: Sequence[int]) -> list[Loaded | None]:
+    """Each metric and its inputs' latest values, in one query: None where it was deleted."""
+    rows: dict[int, list[tuple[Any, ...]]] = {}
+    for row in db.execute_sql(LOAD, {"ids": list(calculated_metric_ids)}).fetchall():
+        rows.setdefault(row[0], []).append(row)
+    return [_loaded(rows[i]) if i in rows else None for i in calculated_metric_ids]
+
+
+def _loaded(rows: list[tuple[Any, ...]]) -> Loaded:
     first = rows[0]
     inputs = tuple(Input(*row[_INPUTS:]) for row in rows if row[_INPUTS] is not None)
     columns = dict(zip(_COLUMNS, first, strict=False))
@@ -190,25 +220,48 @@ def show_age(age: timedelta) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60}m"
 
 
-def record(loaded: Loaded, scheduled_at: datetime, result: Evaluation, now: datetime) -> tuple[bool, list[int]]:
-    """Record an evaluation. Returns whether it was applied (not recorded already, nor older than
-    the latest applied) and the ids of the events written, to publish after commit."""
-    values = {
-        "id": loaded.id,
-        "slot": scheduled_at,
-        "value": result.value,
-        "note": result.note,
-        "state": result.state,
-        "as_of": result.as_of,
-        "stale_at": result.stale_at,
-    }
-    if loaded.component_id is None:
-        return db.execute_sql(SAVE, values).fetchone() is not None, []
+Evaluated = tuple[Loaded, datetime, Evaluation]  # a metric, the time it came due, and what it gives
+
+
+def record_all(evaluated: Sequence[Evaluated], now: datetime) -> tuple[set[int], list[int]]:
+    """Record evaluations: those of metrics driving no component in one transaction, each other
+    one in its own with its component's status. Returns the ids of the metrics whose evaluation was
+    applied (not recorded already, nor older than the latest applied) and those of the events
+    written, to publish after commit."""
+    plain = [e for e in evaluated if e[0].component_id is None]
+    applied = set(_save(plain)) if plain else set()
+    written: list[int] = []
+    for loaded, scheduled_at, result in evaluated:
+        if loaded.component_id is None:
+            continue
+        with db.atomic():
+            if not _save([(loaded, scheduled_at, result)]):
+                continue
+            applied.add(loaded.id)
+            why = loaded.thresholds.reason(loaded.name, loaded.unit, result.state, result.value, result.note)
+            written += loaded.thresholds.observe(loaded.component_id, result.state, why, now)
+    return applied, written
+
+
+def _save(evaluated: Sequence[Evaluated]) -> list[int]:
+    """Write the evaluations' points and states, the metrics locked first (`LOCK`), in one transaction.
+    Returns the ids of the metrics whose evaluation was applied."""
+    ids = [loaded.id for loaded, _, _ in evaluated]
     with db.atomic():
-        if db.execute_sql(SAVE, values).fetchone() is None:
-            return False, []
-        why = loaded.thresholds.reason(loaded.name, loaded.unit, result.state, result.value, result.note)
-        return True, loaded.thresholds.observe(loaded.component_id, result.state, why, now)
+        db.execute_sql(LOCK, {"ids": ids})
+        rows = db.execute_sql(
+            SAVE,
+            {
+                "ids": ids,
+                "slots": [slot for _, slot, _ in evaluated],
+                "values": [result.value for _, _, result in evaluated],
+                "notes": [result.note for _, _, result in evaluated],
+                "states": [result.state for _, _, result in evaluated],
+                "as_of": [result.as_of for _, _, result in evaluated],
+                "stale_at": [result.stale_at for _, _, result in evaluated],
+            },
+        ).fetchall()
+    return [row[0] for row in rows]
 
 
 def changed(loaded: Loaded, result: Evaluation) -> bool:

@@ -25,6 +25,15 @@ def parse_slot(scheduled_at: str) -> datetime:
         raise PermanentError(f"scheduled_at {scheduled_at!r} is not an ISO 8601 time") from None
 
 
+def parse_batch(batch: list[list], key: str) -> list[tuple[int, datetime]]:
+    """The ``[id, scheduled_at]`` pairs of a batch message (a loop's `batch`), ``key`` naming the
+    ids in the refusal of a message with anything else."""
+    pairs = isinstance(batch, list) and all(isinstance(item, list) and len(item) == 2 for item in batch)
+    if not pairs or not all(isinstance(item_id, int) for item_id, _ in batch):
+        raise PermanentError(f"batch is not a list of [{key}, scheduled_at] pairs")
+    return [(item_id, parse_slot(slot)) for item_id, slot in batch]
+
+
 @dataclasses.dataclass(frozen=True)
 class Grid:
     """Parameters:

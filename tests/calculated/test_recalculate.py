@@ -1,4 +1,4 @@
-"""Calculated metrics evaluated (`recalculate`) when their sources change: marked by the statement
+"""Calculated metrics evaluated (`recalculate_all`) when their sources change: marked by the statement
 that stores a poll or a check, coalesced, claimed in dependency order; values, no-value reasons,
 staleness, and the status of the component a metric drives."""
 
@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from actors.calculated import recalculate
+from actors.calculated import recalculate, recalculate_all
 from actors.uptime import check
 from pulse import configfile
 from pulse.calculated import due
@@ -86,8 +86,7 @@ def evaluate_due():
             claimed = due.claim(utcnow() + timedelta(seconds=2))
         if not claimed:
             return rounds
-        for metric_id, due_at in claimed:
-            recalculate.fn(metric_id, due_at.isoformat())
+        recalculate_all.fn([[metric_id, due_at.isoformat()] for metric_id, due_at in claimed])  # as the loop sends them
         rounds.append(sorted(CalculatedMetric.get_by_id(i).key for i, _ in claimed))
 
 
@@ -144,7 +143,7 @@ def test_a_redelivered_evaluation_writes_nothing_twice(applied):
     with db.atomic():
         [(rate_id, due_at), *_] = due.claim(utcnow() + timedelta(seconds=2))
     for _ in range(2):
-        recalculate.fn(rate_id, due_at.isoformat())
+        recalculate.fn(rate_id, due_at.isoformat())  # a message of one, as the loop sent before it batched
     assert len(points("error-rate")) == 2  # the first evaluation's (no value) and this one
     assert metric("error-rate").sent_at is None
 
@@ -166,7 +165,7 @@ def test_a_metric_is_due_again_when_its_oldest_input_grows_stale(applied):
     rate = metric("error-rate")
     assert (rate.state, rate.pending_since, rate.due_at) == ("ok", None, slot(60) + timedelta(minutes=5))
 
-    recalculate.fn(rate.id, rate.due_at.isoformat())  # as the loop sends it when it comes due
+    recalculate_all.fn([[rate.id, rate.due_at.isoformat()]])  # as the loop sends it when it comes due
     assert metric("error-rate").state == "stale"
     assert metric("doubled").pending_since is not None  # what it reads changed: marked
     assert evaluate_due() == [["doubled"]]

@@ -15,11 +15,11 @@ SQL function ``calculated_mark``, which `mark` calls too: changing them takes a 
 The loop claims a due metric only when none of its calculated inputs is marked or being evaluated
 (claimed in the last `SENT_FOR`), so a metric fed through another is evaluated after it, with its
 new value. A claim clears the mark and sends the evaluation (``recalculate_all``, a batch of
-``[id, due_at]``), the due time being the evaluation's key (later than the last one's); a change during the evaluation marks it again. An
-evaluation also sets ``due_at``, unmarked, to when its oldest input grows older than ``max_age``
-(`pulse.calculated.record`), so a metric whose inputs stop changing is evaluated once more, and
-shows as stale; and when what it gives changed without a mark (it grew stale), it marks the
-metrics it feeds directly, due at once (`mark_dependents`).
+``[id, due_at]``), the due time being the evaluation's key (later than the last one's); a change
+during the evaluation marks it again. An evaluation also sets ``due_at``, unmarked, to when its
+oldest input grows older than ``max_age`` (`pulse.calculated.record`), so a metric whose inputs
+stop changing is evaluated once more, and shows as stale; and when what it gives changed without a
+mark (it grew stale), it marks the metrics it feeds directly, due at once (`mark_dependents`).
 
 Rows are locked in id order, one mark per statement (two sources' statements at once never
 deadlock), and a mark that would move ``due_at`` by less than 100 ms (``SLACK``) writes nothing.

@@ -1,7 +1,7 @@
 """Metrics scheduling: the claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
-`metrics`, sends each query's poll at its slot."""
+`metrics`, sends each query's poll at its slot, the polls due together in batches, one message each."""
 
-from actors.metrics import poll
+from actors.metrics import poll, polls
 from pulse.metrics import due
 from pulse.recurring import loop
 
@@ -12,6 +12,7 @@ POLLS = loop.declare(
         next_due=due.next_due,
         message=lambda query_id, slot: poll.message(query_id, slot.isoformat()),
         prepare=due.start_new,
+        batch=lambda rows: polls.message([[query_id, slot.isoformat()] for query_id, slot in rows]),
         bounded=True,
     )
 )

@@ -1,7 +1,7 @@
 """JSON log lines: ``level`` (``info``), ``time`` (UTC, ``2026-12-04T14:00:00.123Z``), ``logger``,
 ``msg``, and while a message is processed ``worker`` (its queue), ``jobId`` (its message id),
 ``organizationId`` and ``componentId`` (``componentIds`` for a batch of checks, ``calculatedMetricIds``
-for one of calculated metrics).
+for one of calculated metrics, ``metricsQueryIds`` for one of polls).
 
 The log-context middleware fills the context per message; an actor that learns more (the
 organization of the component it loaded) adds it with `bind`.

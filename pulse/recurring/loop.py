@@ -90,8 +90,8 @@ class Loop:
         gives new components their first slot), or None.
       gather: how long after a row is due the loop waits for others to send with it: one
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
-        leaves up to this late (less its `lead`). Uptime gathers 200 ms, as its checks are many and
-        batched; the others keep `GATHER`.
+        leaves up to this late (less its `lead`). Uptime and metrics gather 200 ms, as their checks and
+        polls are many and batched; the others keep `GATHER`.
       lead: how long before its first row is due a message leaves, with the rows due within the
         gather after it: uptime's, whose worker starts each check at its own slot, so that a batch
         is there before its slots and gathering makes no check late. None by default: a message

@@ -35,9 +35,25 @@ def alert(incident_id: int) -> None:
 
 
 @dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
+def escalations(batch: list[list[int]]) -> None:
+    """Page the next level of each ``[alert_id, expected_level, expected_round]`` of ``batch`` still
+    unacknowledged there, in one transaction: sent by the loop for the alerts whose waits end
+    together."""
+    if not isinstance(batch, list) or not all(
+        isinstance(key, list) and len(key) == 3 and all(isinstance(n, int) for n in key) for key in batch
+    ):
+        raise PermanentError("batch is not a list of [alert_id, expected_level, expected_round]")
+    outcome = alerts.escalate_all([(a, level, round_) for a, level, round_ in batch], utcnow(), get_settings())
+    _send(outcome)
+    if outcome.notifications:
+        logger.info("%d alert(s) escalated: %d page(s) sent.", len(batch), len(outcome.notifications))
+
+
+@dramatiq.actor(queue_name="oncall", time_limit=30_000, max_retries=RETRIES)
 def escalate(alert_id: int, expected_level: int, expected_round: int) -> None:
     """Page the next level if the alert is still unacknowledged at ``expected_level`` of
-    ``expected_round``: sent by the loop when the level's wait ends."""
+    ``expected_round``: what the loop sent before it sent `escalations` (kept for the messages of
+    an older version still in the queue)."""
     outcome = alerts.escalate(alert_id, expected_level, expected_round, utcnow(), get_settings())
     _send(outcome)
     if outcome.notifications:

@@ -25,9 +25,13 @@ page take the ``settings`` that make acknowledgement links (None: pages carry no
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
+
+from peewee import Tuple
 
 from pulse import events
 from pulse.config import Settings
@@ -153,24 +157,33 @@ def _open(
 
 def escalate(alert_id: int, level: int, round_: int, now: datetime, settings: Settings | None = None) -> Outcome:
     """Page the level after ``level`` of round ``round_``, if the alert is still triggered there."""
+    return escalate_all([(alert_id, level, round_)], now, settings)
+
+
+def escalate_all(expected: Sequence[tuple[int, int, int]], now: datetime, settings: Settings | None = None) -> Outcome:
+    """`escalate` each (alert id, level, round) of ``expected`` still triggered there (the others
+    were acknowledged, resolved, or moved on by another copy of their message), in one
+    transaction: their pages in one statement, their moves and their timelines in a few."""
+    if not expected:
+        return Outcome()
     with db.atomic():
-        alert = (
+        found = (
             OnCallAlert.select()
             .where(
-                OnCallAlert.id == alert_id,
+                Tuple(OnCallAlert.id, OnCallAlert.level, OnCallAlert.round).in_([tuple(key) for key in expected]),
                 OnCallAlert.status == TRIGGERED,
-                OnCallAlert.level == level,
-                OnCallAlert.round == round_,
             )
+            .order_by(OnCallAlert.id)  # locked in one order: two batches never wait for each other in a circle
             .for_update("FOR NO KEY UPDATE")  # type: ignore[arg-type]
-            .first()
         )
-        if alert is None:
-            return Outcome()  # acknowledged, resolved, or moved on by another copy of this message
-        wait = timedelta(seconds=alert.policy["levels"][level - 1]["wait_seconds"])
-        note = f"no acknowledgement within {show_duration(wait)}"
-        steps = [_step(alert, now, "escalated", note, level=level, round_=round_)]
-        return _page(alert, *_after(alert.policy, level, round_), now, steps, settings)
+        targets = _Targets()
+        plans = []
+        for alert in found:
+            wait = timedelta(seconds=alert.policy["levels"][alert.level - 1]["wait_seconds"])
+            note = f"no acknowledgement within {show_duration(wait)}"
+            steps = [_step(alert, now, "escalated", note, level=alert.level, round_=alert.round)]
+            plans.append(_plan(alert, *_after(alert.policy, alert.level, alert.round), now, steps, settings, targets))
+        return _carry_out(plans, now, settings)
 
 
 def acknowledge(alert_id: int, person: str | None, via: str, now: datetime) -> tuple[bool, str]:
@@ -236,40 +249,108 @@ def _page(
 ) -> Outcome:
     """Page ``level`` of round ``round_`` (or the first level after it that has anyone to page),
     move the alert there and write ``steps`` and the new ones on its timeline."""
+    return _carry_out([_plan(alert, level, round_, now, steps, settings, _Targets())], now, settings)
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What paging an alert writes: its pages (none: it is exhausted), where it moves, its steps."""
+
+    alert: OnCallAlert
+    level: int
+    round: int
+    pages: list[paging.Page]
+    links: list[str | None]
+    steps: list[dict[str, Any]]
+
+
+class _Targets:
+    """`paging.targets` of one instant, read once for the alerts of a batch that page the same level."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, tuple[list[paging.Page], list[str]]] = {}
+
+    def __call__(
+        self, organization_id: int, level: dict[str, Any], contact: list[str], at: datetime
+    ) -> tuple[list[paging.Page], list[str]]:
+        key = json.dumps([organization_id, level["targets"], contact, at.isoformat()], sort_keys=True)
+        if key not in self.found:
+            self.found[key] = paging.targets(organization_id, level, contact, at)
+        pages, notes = self.found[key]
+        return pages, list(notes)
+
+
+def _plan(
+    alert: OnCallAlert,
+    level: int,
+    round_: int,
+    now: datetime,
+    steps: list[dict[str, Any]],
+    settings: Settings | None,
+    targets: _Targets,
+) -> _Plan:
+    """The first level from ``level`` of round ``round_`` that has anyone to page, with ``steps``
+    and the new ones; or, when none has, the last level with no pages (exhausted)."""
     policy = alert.policy
     levels, rounds = policy["levels"], policy["repeat"] + 1
     while round_ <= rounds:
-        pages, notes = paging.targets(alert.organization_id, levels[level - 1], policy["contact"], now)
+        pages, notes = targets(alert.organization_id, levels[level - 1], policy["contact"], now)
         steps += [_step(alert, now, "skipped", note, level=level, round_=round_) for note in notes]
         if pages:
-            ids = _notify(alert, level, round_, pages, _links(alert, pages, now, settings))
-            replies.make(alert.id, ids, now, settings)  # SMS pages ask for a reply code
             steps += [
                 _step(alert, now, "paged", f"{p.name} by {c}", level=level, round_=round_, person=p.person, channel=c)
                 for p in pages
                 for c in p.channels
             ]
-            wait = timedelta(seconds=levels[level - 1]["wait_seconds"])
-            _move(alert, level, round_, now, next_escalation_at=now + wait)
-            _write(steps)
-            return Outcome(notifications=ids)
+            return _Plan(alert, level, round_, pages, _links(alert, pages, now, settings), steps)
         steps.append(_step(alert, now, "skipped", "no one to page: on to the next level", level=level, round_=round_))
         level, round_ = _after(policy, level, round_)
-    last = len(levels), rounds
-    _move(alert, *last, now, next_escalation_at=None, status=EXHAUSTED)
     rounds_text = f"{rounds} round{'s' if rounds > 1 else ''}"
     steps.append(_step(alert, now, "exhausted", f"no one acknowledged after {rounds_text} of the policy"))
-    _write(steps)
+    return _Plan(alert, len(levels), rounds, [], [], steps)
+
+
+def _carry_out(plans: list[_Plan], now: datetime, settings: Settings | None) -> Outcome:
+    """Write the plans' pages (in one statement), move their alerts (one statement for those
+    moving alike) and write their steps (in one statement); tell each exhausted alert's
+    organization."""
+    rows = [row for plan in plans for row in _notifications(plan)]
+    inserted = Notification.insert_many(rows).on_conflict_ignore().returning(Notification.id, Notification.event)
+    ids: dict[int, list[int]] = {}
+    for row in inserted.execute() if rows else []:
+        ids.setdefault(row.event_id, []).append(row.id)
+    moves: dict[tuple[Any, ...], list[int]] = {}
+    for plan in plans:
+        if plan.pages:
+            replies.make(plan.alert.id, ids.get(plan.alert.event_id, []), now, settings)  # SMS pages ask for a code
+            wait = timedelta(seconds=plan.alert.policy["levels"][plan.level - 1]["wait_seconds"])
+            move = (plan.level, plan.round, now + wait, TRIGGERED)
+        else:
+            move = (plan.level, plan.round, None, EXHAUSTED)
+        moves.setdefault(move, []).append(plan.alert.id)
+    for (level, round_, next_at, status), alert_ids in moves.items():
+        OnCallAlert.update(
+            level=level, round=round_, status=status, next_escalation_at=next_at, escalation_sent_at=None,
+            updated_at=now,
+        ).where(OnCallAlert.id.in_(alert_ids)).execute()  # fmt: skip
+    _write([step for plan in plans for step in plan.steps])
+    exhausted = [_exhausted(plan.alert) for plan in plans if not plan.pages]
+    return Outcome(notifications=[i for plan in plans for i in ids.get(plan.alert.event_id, [])], events=exhausted)
+
+
+def _exhausted(alert: OnCallAlert) -> int:
+    """Tell the organization's channels that no one acknowledged ``alert``; returns the event's id."""
+    policy = alert.policy
     event_id = events.emit(
         ONCALL_EXHAUSTED,
         alert.organization_id,
-        {**Event.get_by_id(alert.event_id).payload, "policy": policy["name"], "rounds": rounds},
+        {**Event.get_by_id(alert.event_id).payload, "policy": policy["name"], "rounds": policy["repeat"] + 1},
         audience=CHANNELS_ONLY,
         component_id=alert.component_id,
         incident_id=alert.incident_id,
     )
     logger.warning("On-call alert %s is exhausted: no one acknowledged; it stays open.", alert.id)
-    return Outcome(events=[event_id])
+    return event_id
 
 
 def _after(policy: dict[str, Any], level: int, round_: int) -> tuple[int, int]:
@@ -285,30 +366,22 @@ def _links(alert: OnCallAlert, pages: list[paging.Page], now: datetime, settings
     return [tokens.link(settings.ack_url, alert.id, page.person, now, settings.ack_secret) for page in pages]
 
 
-def _notify(
-    alert: OnCallAlert, level: int, round_: int, pages: list[paging.Page], links: list[str | None]
-) -> list[int]:
-    rows = [
+def _notifications(plan: _Plan) -> list[dict[str, Any]]:
+    """The rows of the plan's pages: one per person and channel, keyed by level, round, person and channel."""
+    alert = plan.alert
+    return [
         {
             "event": alert.event_id,
             "organization": alert.organization_id,
             "person": page.person_id,
-            "key": f"{level}.{round_}.{page.person_id}.{channel}",
+            "key": f"{plan.level}.{plan.round}.{page.person_id}.{channel}",
             "kind": channel,
             "destination": f"{channel} page to {page.person}",
             "link": link,
         }
-        for page, link in zip(pages, links, strict=True)
+        for page, link in zip(plan.pages, plan.links, strict=True)
         for channel in page.channels
     ]
-    inserted = Notification.insert_many(rows).on_conflict_ignore().returning(Notification.id).execute()
-    return [row.id for row in inserted]
-
-
-def _move(alert: OnCallAlert, level: int, round_: int, now: datetime, **fields: Any) -> None:
-    OnCallAlert.update(level=level, round=round_, escalation_sent_at=None, updated_at=now, **fields).where(
-        OnCallAlert.id == alert.id
-    ).execute()
 
 
 def _cancelled(alert: OnCallAlert, how: str) -> str:

@@ -35,8 +35,12 @@ def targets(
     wanted = [t["schedule"] for t in level["targets"] if "schedule" in t]
     schedules = {
         row.key: row
-        for row in OnCallSchedule.select().where(
-            OnCallSchedule.organization == organization_id, OnCallSchedule.key.in_(wanted or [""])
+        for row in (
+            OnCallSchedule.select().where(
+                OnCallSchedule.organization == organization_id, OnCallSchedule.key.in_(wanted)
+            )
+            if wanted
+            else []
         )
     }
     for target in level["targets"]:

@@ -15,6 +15,7 @@ from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUS
 from pulse.notifications import delivery
 from pulse.rabbitmq import PRIORITY_URGENT
 from schedules.oncall import ESCALATIONS
+from tests.oncall.test_alerts import twin
 from tests.oncall.test_spec import STEADY
 
 
@@ -65,16 +66,37 @@ def test_a_resolved_incident_is_sent_to_resolve(broker, incident):
     assert OnCallAlert.get().status == "resolved"
 
 
-def test_the_loops_message_escalates_the_level_it_claimed(broker, incident):
+def test_the_loops_message_escalates_the_levels_it_claimed(broker, incident):
     oncall.alert.fn(incident.id)
-    alert = OnCallAlert.get()
-    [(key, due_at)] = ESCALATIONS.claim(alert.next_escalation_at)
-    message = ESCALATIONS.message(key, due_at)
-    assert (message.queue_name, message.actor_name, message.args) == ("oncall", "escalate", (alert.id, 1, 1))
+    second = Incident.create(
+        organization=incident.organization_id,
+        component=twin(incident.component),
+        title="API2 down",
+        started_at=utcnow(),
+    )
+    oncall.alert.fn(second.id)
+    first, other = OnCallAlert.select().order_by(OnCallAlert.id)
+    claimed = ESCALATIONS.claim(max(first.next_escalation_at, other.next_escalation_at))
+    [message] = ESCALATIONS.messages(claimed)  # due together: one message
+    assert (message.queue_name, message.actor_name) == ("oncall", "escalations")
+    assert sorted(message.args[0]) == [[first.id, 1, 1], [other.id, 1, 1]]
     assert message.options["broker_priority"] == PRIORITY_URGENT
 
-    oncall.escalate.fn(*message.args)
-    oncall.escalate.fn(*message.args)  # redelivered: nothing more
+    oncall.escalations.fn(*message.args)
+    oncall.escalations.fn(*message.args)  # redelivered: nothing more
+
+    assert [a.level for a in OnCallAlert.select()] == [2, 2]
+    level_2 = Notification.select().where(Notification.key.startswith("2."))
+    assert sorted(n.destination for n in level_2) == ["email page to bob"] * 2 + ["email page to dave"] * 2
+    assert sorted(args for _, args, _ in sent(broker, "send")) == sorted((n.id,) for n in Notification.select())
+
+
+def test_an_escalate_message_of_the_previous_version_still_escalates(broker, incident):
+    oncall.alert.fn(incident.id)
+    alert = OnCallAlert.get()
+
+    oncall.escalate.fn(alert.id, 1, 1)
+    oncall.escalate.fn(alert.id, 1, 1)  # redelivered: nothing more
 
     assert OnCallAlert.get().level == 2
     assert sorted(n.destination for n in Notification.select()) == [
@@ -82,6 +104,12 @@ def test_the_loops_message_escalates_the_level_it_claimed(broker, incident):
         "email page to dave",
         "sms page to carol",
     ]
+
+
+def test_a_malformed_batch_is_a_permanent_failure(broker, incident):
+    for batch in ([[1, 1]], [["1", 1, 1]], {"alert": 1}):
+        with pytest.raises(PermanentError, match="not a list of"):
+            oncall.escalations.fn(batch)
 
 
 def test_acknowledging_an_alert_that_does_not_exist_is_a_permanent_failure(broker, incident):
@@ -99,7 +127,7 @@ def test_an_exhausted_alert_is_told_to_channels_not_subscribers_and_pages_are_ne
     alert = OnCallAlert.get()
     for _ in range(6):  # every level of every round waited out
         alert = OnCallAlert.get()
-        oncall.escalate.fn(alert.id, alert.level, alert.round)
+        oncall.escalations.fn([[alert.id, alert.level, alert.round]])
 
     [exhausted] = Event.select().where(Event.type == ONCALL_EXHAUSTED)
     assert sent(broker, "broadcast")[-1] == ("notifications", (exhausted.id,), PRIORITY_URGENT)

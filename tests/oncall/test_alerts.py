@@ -26,6 +26,13 @@ def incident(database):
     return Incident.create(organization=api.organization_id, component=api, title="API down", started_at=T)
 
 
+def twin(component: Component, key: str = "api2") -> Component:
+    """Another component like ``component`` (of its escalation policy), keyed ``key``."""
+    component.id, component.key = None, key
+    component.save(force_insert=True)
+    return component
+
+
 def pages() -> list[tuple[str, str, str]]:
     """Every page so far: (key without the person's id, person, channel)."""
     rows = Notification.select(Notification, Person.key).join(Person).order_by(Notification.id)
@@ -76,6 +83,46 @@ def test_an_escalation_sent_twice_or_late_pages_once(incident):
     again = alerts.escalate(alert.id, 1, 1, at + timedelta(seconds=1))
     assert len(first.notifications) == 2 and again == alerts.Outcome()
     assert len(pages()) == 3
+
+
+def test_escalations_due_together_are_done_together_each_once(incident):
+    """A batch: alerts at different levels and rounds, one acknowledged meanwhile, one key stale
+    (its alert moved on already), one exhausting; sent twice, it pages once."""
+    opened = []
+    for n in range(4):
+        component = twin(incident.component, f"api{n}")
+        other = Incident.create(organization=incident.organization_id, component=component, title="down", started_at=T)
+        alerts.open_alert(other.id, T)
+        opened.append(OnCallAlert.get(OnCallAlert.incident == other.id).id)
+    moving, acknowledged, stale, exhausting = opened
+    alerts.acknowledge(acknowledged, "alice", "cli", T)
+    last = OnCallAlert.update(level=2, round=3).where(OnCallAlert.id == exhausting)
+    last.execute()
+    at = T + timedelta(minutes=5)
+    alerts.escalate(stale, 1, 1, at)
+    before = len(pages())
+    batch = [(moving, 1, 1), (acknowledged, 1, 1), (stale, 1, 1), (exhausting, 2, 3)]
+
+    outcome = alerts.escalate_all(batch, at + timedelta(seconds=1))
+    again = alerts.escalate_all(batch, at + timedelta(seconds=2))
+
+    assert again == alerts.Outcome()
+    assert pages()[before:] == [("2.1", "dave", "email"), ("2.1", "bob", "email")]  # the moving alert's, once
+    assert outcome.notifications == [n.id for n in Notification.select().order_by(Notification.id)][before:]
+    [event] = Event.select().where(Event.type == ONCALL_EXHAUSTED)
+    assert outcome.events == [event.id] and event.payload["alert"] == exhausting
+    got = {a.id: (a.status, a.level, a.round) for a in OnCallAlert.select()}
+    assert [got[i] for i in opened] == [
+        ("triggered", 2, 1),
+        ("acknowledged", 1, 1),
+        ("triggered", 2, 1),
+        ("exhausted", 2, 3),
+    ]
+    assert OnCallAlert.get_by_id(moving).next_escalation_at == at + timedelta(seconds=1, minutes=10)
+    assert [kind for kind, _ in steps(moving)][-3:] == ["escalated", "paged", "paged"]
+    assert [kind for kind, _ in steps(stale)].count("escalated") == 1
+    assert [kind for kind, _ in steps(acknowledged)][-1] == "acknowledged"
+    assert [kind for kind, _ in steps(exhausting)][-2:] == ["escalated", "exhausted"]
 
 
 def test_after_the_last_level_the_policy_repeats_then_the_alert_is_exhausted_and_stays_open(incident):

@@ -14,6 +14,7 @@ due, and every step on the alert's timeline.
   level the policy starts again from level 1, ``repeat`` more times; then the alert is exhausted
   (it stays open, an event tells the organization's channels). It moves the alert only from the
   level and round it expects (a guarded update), so a message sent twice pages once.
+  `escalate_all` does it for the alerts due together, in one transaction with a few statements.
 - `acknowledge` and `resolve` stop the escalation and cancel the pages not sent yet (those being
   sent go on); doing either twice, or late, changes nothing and says so.
 
@@ -315,19 +316,16 @@ def _carry_out(plans: list[_Plan], now: datetime, settings: Settings | None) -> 
     moving alike) and write their steps (in one statement); tell each exhausted alert's
     organization."""
     rows = [row for plan in plans for row in _notifications(plan)]
-    inserted = Notification.insert_many(rows).on_conflict_ignore().returning(Notification.id, Notification.event)
-    ids: dict[int, list[int]] = {}
-    for row in inserted.execute() if rows else []:
-        ids.setdefault(row.event_id, []).append(row.id)
-    moves: dict[tuple[Any, ...], list[int]] = {}
+    ids: dict[int, list[int]] = {}  # the pages written, by page event: one per alert
+    if rows:
+        inserted = Notification.insert_many(rows).on_conflict_ignore().returning(Notification.id, Notification.event)
+        for row in inserted.execute():
+            ids.setdefault(row.event_id, []).append(row.id)
+    moves: dict[tuple[int, int, datetime | None, str], list[int]] = {}
     for plan in plans:
         if plan.pages:
             replies.make(plan.alert.id, ids.get(plan.alert.event_id, []), now, settings)  # SMS pages ask for a code
-            wait = timedelta(seconds=plan.alert.policy["levels"][plan.level - 1]["wait_seconds"])
-            move = (plan.level, plan.round, now + wait, TRIGGERED)
-        else:
-            move = (plan.level, plan.round, None, EXHAUSTED)
-        moves.setdefault(move, []).append(plan.alert.id)
+        moves.setdefault(_move(plan, now), []).append(plan.alert.id)
     for (level, round_, next_at, status), alert_ids in moves.items():
         OnCallAlert.update(
             level=level, round=round_, status=status, next_escalation_at=next_at, escalation_sent_at=None,
@@ -336,6 +334,14 @@ def _carry_out(plans: list[_Plan], now: datetime, settings: Settings | None) -> 
     _write([step for plan in plans for step in plan.steps])
     exhausted = [_exhausted(plan.alert) for plan in plans if not plan.pages]
     return Outcome(notifications=[i for plan in plans for i in ids.get(plan.alert.event_id, [])], events=exhausted)
+
+
+def _move(plan: _Plan, now: datetime) -> tuple[int, int, datetime | None, str]:
+    """Where the plan moves its alert: level, round, next escalation and status."""
+    if not plan.pages:
+        return plan.level, plan.round, None, EXHAUSTED
+    wait = timedelta(seconds=plan.alert.policy["levels"][plan.level - 1]["wait_seconds"])
+    return plan.level, plan.round, now + wait, TRIGGERED
 
 
 def _exhausted(alert: OnCallAlert) -> int:

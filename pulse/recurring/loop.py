@@ -91,7 +91,7 @@ class Loop:
       gather: how long after a row is due the loop waits for others to send with it: one
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
         leaves up to this late (less its `lead`). Uptime and metrics gather 200 ms, as their checks and
-        polls are many and batched; the others keep `GATHER`.
+        polls are many and batched, and on-call escalations 250 ms; the others keep `GATHER`.
       lead: how long before its first row is due a message leaves, with the rows due within the
         gather after it: uptime's, whose worker starts each check at its own slot, so that a batch
         is there before its slots and gathering makes no check late. None by default: a message

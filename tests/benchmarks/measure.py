@@ -89,12 +89,15 @@ def tree(root: int) -> list[int]:
 
 
 def cpu_seconds(pid_list: list[int]) -> float:
+    """The CPU the processes used, and the children they reaped: so a process of the list that
+    ends between two readings (a PostgreSQL backend, reaped by the postmaster of the list) moves
+    its time to its parent's count instead of taking it away, and a difference is never negative."""
     total = 0
     for pid in pid_list:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
+            total += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
         except OSError:
             pass
     return total / TICK

@@ -133,6 +133,13 @@ def post(
 ) -> Sent:
     """POST ``body`` to ``url``; return what the 2xx answer said as `Sent`, or raise `TransportError`.
 
+    The connection is kept alive for the thread's next delivery to the same origin, where the
+    provider allows it (`pulse.net.keepalive`: every Slack, Discord or Teams hook, push service and
+    provider API is one origin; a broadcast to subscribers' webhooks on one host is too), and
+    dialled under ``policy`` like a fresh one. Sending a delivery twice is no worse than a retry:
+    only when the server closes a kept connection as the request goes out, before any answer, is
+    it sent once more on a fresh connection.
+
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       timeout_s: seconds for the whole exchange: connecting, sending, reading the answer
@@ -143,7 +150,7 @@ def post(
       pause: reads the seconds the provider asks to leave before the next message to the same
         destination from the 2xx answer (default: none); `bounded` like every wait a provider asks for.
     """
-    request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s)
+    request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s, keep_alive=True)
     try:
         response = call(request, policy, vendor=vendor, reason=reason)
     except ApiError as e:

@@ -196,7 +196,9 @@ def deliver_many(
 ) -> Batch:
     """Deliver a batch of notifications, each once: claimed in one statement (those that are not
     pending, or this message's own after its worker died, are not this batch's), attempted one
-    after the other, those sent recorded in one statement, even when the batch is interrupted.
+    after the other, those sent recorded in one statement, even when the batch is interrupted (a
+    killed worker's are sent again by its redelivery: so only those of a `Channel.deduplicated`
+    kind wait for that statement; any other is recorded as soon as it is sent).
 
     Parameters:
       claim_id: the id of the message doing it; its redelivery may take the claims over.
@@ -219,8 +221,10 @@ def deliver_many(
             except Exception as e:  # noqa: BLE001 - recorded on its row by `_attempt`; the caller retries it alone
                 batch.failed.append((claim.id, e))
                 continue
-            if isinstance(outcome, Delivered):
+            if isinstance(outcome, Delivered) and CHANNELS[claim.kind].deduplicated:
                 sent.append(outcome)
+            elif isinstance(outcome, Delivered):  # a repeat would reach a person: recorded at once
+                _record_sent([outcome])
             elif isinstance(outcome, Defer):
                 batch.deferred.append((claim.id, outcome))
     finally:

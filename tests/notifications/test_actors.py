@@ -4,11 +4,13 @@ queue, join the worker, assert on the rows and on what the fake vendor received.
 import dataclasses
 from collections import Counter
 
+import pytest
+
 from actors import notifications
 from pulse.models import Event, FailedMessage, Notification, NotificationChannel, Organization, Subscriber
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
 from pulse.notifications import delivery
-from pulse.notifications.channels import CHANNELS
+from pulse.notifications.channels import CHANNELS, Sent
 from pulse.rabbitmq import PRIORITY_URGENT
 from tests.support.stub import declare
 from tests.support.vendors import Fail
@@ -174,4 +176,30 @@ def test_a_batch_redelivered_sends_none_twice_and_one_out_of_time_hands_the_rest
     again = delivery.deliver_many(ids, "m2", settings, final=False, budget_s=10)  # its redelivery, once done
 
     assert again == delivery.Batch() and len(vendors.attempts("webhook")) == 3
+    assert [Notification.get_by_id(n).status for n in ids] == ["sent"] * 3
+
+
+class Killed(BaseException):
+    """What a time limit raises in a worker thread (dramatiq's Interrupt is a BaseException too)."""
+
+
+def test_a_batch_interrupted_records_those_it_sent_and_its_redelivery_sends_the_rest(
+    database, vendors, settings, monkeypatch
+):
+    ids = delivery.broadcast(a_large_broadcast(vendors))[:3]
+    calls = []
+
+    def interrupted(notice, destination, settings, policy):
+        calls.append(destination.delivery_id)
+        if len(calls) == 2:
+            raise Killed
+        return Sent()
+
+    monkeypatch.setitem(CHANNELS, "webhook", dataclasses.replace(CHANNELS["webhook"], deliver=interrupted))
+    with pytest.raises(Killed):
+        delivery.deliver_many(ids, "m1", settings, final=False, budget_s=10)
+    assert [Notification.get_by_id(n).status for n in ids] == ["sent", "sending", "sending"]
+
+    delivery.deliver_many(ids, "m1", settings, final=False, budget_s=10)  # the message's redelivery
+    assert calls == [f"pulse-{ids[0]}", f"pulse-{ids[1]}", f"pulse-{ids[1]}", f"pulse-{ids[2]}"]
     assert [Notification.get_by_id(n).status for n in ids] == ["sent"] * 3

@@ -95,6 +95,9 @@ class Channel:
         spare, shared by every worker), or None.
       account_pace: for a limit on the whole account rather than per destination: given the
         settings, its key and spacing in seconds, or None.
+      deduplicated: a repeat of a delivery is dropped by its id (``Destination.delivery_id``), by
+        the provider or by the receiver: sending it twice is harmless, so a batch may record it
+        with the others at its end; one of a kind without is recorded as soon as it is sent.
     """
 
     kind: str
@@ -106,6 +109,7 @@ class Channel:
     address: str = "url"
     pace: float | None = None
     account_pace: Callable[[Settings], tuple[str, float] | None] | None = None
+    deduplicated: bool = False
 
     def pacing(self, destination: Destination, settings: Settings) -> tuple[str, float] | None:
         """The pacing key and spacing (seconds) of ``destination``, if it has a limit."""

@@ -47,14 +47,16 @@ class DeadLetters(dramatiq.Middleware):
         bury(message, exception)
 
 
-def bury(message: Any, exception: BaseException | None) -> None:
-    """Record a message that failed for good (`pulse.deadletters.record`) and say so in one ERROR line."""
+def bury(message: Any, exception: BaseException | None, *, queued: bool = True) -> None:
+    """Record a message that failed for good (`pulse.deadletters.record`) and say so in one ERROR
+    line; ``queued``: it was consumed, and so is in its queue's ``.XQ`` too."""
     context = {"worker": message.queue_name, "jobId": message.message_id}  # the message's context is gone
     try:
         with db.connection_context() if db.is_closed() else contextlib.nullcontext():
             deadletters.record(message, exception)
     except Exception:
-        logger.exception("Could not record the dead message; it is in %s.XQ.", message.queue_name, extra=context)
+        where = f"it is in {message.queue_name}.XQ" if queued else "it was never queued, so it is in no .XQ"
+        logger.exception("Could not record the dead message; %s.", where, extra=context)
     logger.error(
         "%s dead-lettered after %d attempt(s): %s (pulse dlq show %s).",
         named(message),

@@ -111,7 +111,7 @@ def failed_alone(broker: dramatiq.Broker, message: Any, exception: BaseException
     trace = "".join(traceback.format_exception(exception, limit=30))
     delay = retries.failed(broker, message, exception, trace)
     if delay is None:
-        bury(message, exception)
+        bury(message, exception, queued=False)
     else:
         broker.enqueue(message, delay=delay)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -43,17 +44,24 @@ class DeadLetters(dramatiq.Middleware):
             exception = PermanentError(message.options.get("problem", "the body is not a message"))
         elif exception is None and message.actor_name not in broker.actors:
             exception = ActorNotFound(message.actor_name)
-        context = {"worker": message.queue_name, "jobId": message.message_id}  # the message's context is gone
-        try:
-            with db.connection_context():
-                deadletters.record(message, exception)
-        except Exception:
-            logger.exception("Could not record the dead message; it is in %s.XQ.", message.queue_name, extra=context)
-        logger.error(
-            "%s dead-lettered after %d attempt(s): %s (pulse dlq show %s).",
-            named(message),
-            max(1, message.options.get("retries", 0)),
-            reason(exception),
-            message.message_id,
-            extra=context,
-        )
+        bury(message, exception)
+
+
+def bury(message: Any, exception: BaseException | None, *, queued: bool = True) -> None:
+    """Record a message that failed for good (`pulse.deadletters.record`) and say so in one ERROR
+    line; ``queued``: it was consumed, and so is in its queue's ``.XQ`` too."""
+    context = {"worker": message.queue_name, "jobId": message.message_id}  # the message's context is gone
+    try:
+        with db.connection_context() if db.is_closed() else contextlib.nullcontext():
+            deadletters.record(message, exception)
+    except Exception:
+        where = f"it is in {message.queue_name}.XQ" if queued else "it was never queued, so it is in no .XQ"
+        logger.exception("Could not record the dead message; %s.", where, extra=context)
+    logger.error(
+        "%s dead-lettered after %d attempt(s): %s (pulse dlq show %s).",
+        named(message),
+        max(1, message.options.get("retries", 0)),
+        reason(exception),
+        message.message_id,
+        extra=context,
+    )

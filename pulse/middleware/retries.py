@@ -62,18 +62,27 @@ class Retries(dramatiq.middleware.Retries):
     ) -> None:
         if exception is None:
             return
+        delay = self.failed(broker, message, exception, traceback.format_exc(limit=30))
+        if delay is None:
+            message.fail()  # to the dead letters, which say so in one line
+        else:
+            broker.enqueue(message, delay=delay)
+
+    def failed(self, broker: dramatiq.Broker, message: Any, exception: BaseException, trace: str) -> int | None:
+        """Count a failed attempt of ``message`` in its options; the delay (milliseconds) of its
+        retry, said in one WARNING line, or None when it fails for good (permanent, or its
+        retries are spent). The caller enqueues or dead-letters it."""
         failures = message.options.get("retries", 0)  # before this attempt
         allowed = max_retries(broker, message)
         message.options.update(
             retries=failures + 1,  # attempts so far
-            traceback=traceback.format_exc(limit=30),
+            traceback=trace,
             requeue_timestamp=int(time.time() * 1000),
         )
         if isinstance(exception, PERMANENT) or failures >= allowed:
-            message.fail()  # to the dead letters, which say so in one line
-            return
+            return None
         if isinstance(exception, dramatiq.Retry) and exception.delay is not None:
-            delay = exception.delay
+            delay = int(exception.delay)
         else:
             actor = broker.get_actor(message.actor_name)
             low = message.options.get("min_backoff", actor.options.get("min_backoff", self.min_backoff))
@@ -89,6 +98,21 @@ class Retries(dramatiq.middleware.Retries):
             reason(exception),
             _seconds(delay),
         )
+        return delay
+
+
+def failed_alone(broker: dramatiq.Broker, message: Any, exception: BaseException) -> None:
+    """A first attempt of ``message`` made outside it (one delivery of a batch) failed: retry
+    ``message`` as `Retries` would have, or record it in the dead letters when it failed for good
+    (a row `pulse dlq` lists, one ERROR line; it is in no ``.XQ``, never having been consumed)."""
+    from pulse.middleware.dead_letters import bury
+
+    retries = next(m for m in broker.middleware if isinstance(m, Retries))
+    trace = "".join(traceback.format_exception(exception, limit=30))
+    delay = retries.failed(broker, message, exception, trace)
+    if delay is None:
+        bury(message, exception, queued=False)
+    else:
         broker.enqueue(message, delay=delay)
 
 

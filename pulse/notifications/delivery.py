@@ -9,6 +9,12 @@ message that claimed it, whose worker died), paces it against its destination's 
 every worker process, calls the channel's transport and records the outcome on the row. `send` is
 one attempt of the `send` actor: `deliver`, and a delayed message to itself when the destination
 asks to wait.
+
+`deliver_many` does the same for a batch of a large broadcast's rows (the `send_many` actor): one
+statement claims them all under the same guard, each is delivered in turn, and those sent are
+recorded in one statement. What does not go as planned for one of them (a failure, a wait its
+destination asks for) is that one's alone, recorded on its row as `deliver` records it, and
+handed back to the caller to send on its own; the others are not touched.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import uuid
 from typing import Any
 
 import dramatiq
+import peewee
 
 from pulse.config import Settings
 from pulse.db import db
@@ -27,7 +34,7 @@ from pulse.errors import PermanentError, TransientError
 from pulse.middleware.retries import last_attempt
 from pulse.models import Notification, NotificationChannel, Subscriber, utcnow
 from pulse.models.event import ADDRESSED, EVERYONE
-from pulse.models.notification import FAILED, SENT
+from pulse.models.notification import FAILED
 from pulse.models.oncall import CONTACTS
 from pulse.net import AddressPolicy
 from pulse.notifications.channels import CHANNELS, Destination, Notice, Sent, TransportError
@@ -67,11 +74,11 @@ BROADCAST = f"""
 PENDING_IDS = "SELECT id FROM notification WHERE event_id = %s AND status = 'pending' ORDER BY id"
 # A person's address for a notification addressed to them: the field of `CONTACTS` for its kind, as JSON.
 _PERSON_ADDRESS = " ".join(f"WHEN '{kind}' THEN to_jsonb(p.{field})" for kind, field in CONTACTS.items())
-CLAIM = f"""
+_CLAIM = f"""
     WITH claimed AS (
         UPDATE notification
            SET status = 'sending', claimed_by = %(by)s, claimed_at = now(), attempts = attempts + 1
-         WHERE id = %(id)s AND (status = 'pending' OR (status = 'sending' AND claimed_by = %(by)s))
+         WHERE {{rows}} AND (status = 'pending' OR (status = 'sending' AND claimed_by = %(by)s))
      RETURNING id, event_id, organization_id, channel_id, subscriber_id, person_id, kind, link, reply_code
     )
     SELECT n.id, n.kind, n.channel_id, n.subscriber_id, e.id, e.type, e.payload, e.created_at, o.name,
@@ -83,6 +90,21 @@ CLAIM = f"""
       LEFT JOIN notification_channel c ON c.id = n.channel_id
       LEFT JOIN subscriber s ON s.id = n.subscriber_id
       LEFT JOIN person p ON p.id = n.person_id
+"""
+CLAIM = _CLAIM.format(rows="id = %(id)s")
+CLAIM_MANY = _CLAIM.format(rows="id = ANY (%(ids)s)") + " ORDER BY n.id"
+# The sent ones of a batch (or the one of `deliver`): their outcome, in one statement.
+SENT_MANY = """
+    UPDATE notification n
+       SET status = 'sent', last_error = NULL, reference = nullif(d.reference, ''), duration_ms = d.duration_ms,
+           sent_at = now()
+      FROM unnest(%(ids)s::bigint[], %(references)s::text[], %(durations)s::int[]) AS d (id, reference, duration_ms)
+     WHERE n.id = d.id
+"""
+# Those of a batch not attempted (its time ran out): pending again, for the batch sent after it.
+RELEASE_MANY = """
+    UPDATE notification SET status = 'pending', claimed_by = NULL, attempts = attempts - 1
+     WHERE id = ANY (%(ids)s) AND status = 'sending' AND claimed_by = %(by)s
 """
 RESERVE = """
     INSERT INTO send_pace AS p (key, next_at) VALUES (%(key)s, clock_timestamp() + make_interval(secs => %(every)s))
@@ -121,6 +143,15 @@ class Defer:
     at: float
 
 
+@dataclasses.dataclass(frozen=True)
+class Delivered:
+    """A notification the provider accepted, not yet recorded."""
+
+    id: int
+    reference: str
+    duration_ms: int
+
+
 def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: float | None, final: bool) -> Defer | None:
     """Deliver one notification, once.
 
@@ -137,8 +168,75 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
     claim = _claim(notification_id, claim_id, settings)
     if claim is None:
         return None
+    outcome = _attempt(claim, settings, at=at, final=final)
+    if isinstance(outcome, Delivered):
+        _record_sent([outcome])
+        return None
+    return outcome
+
+
+@dataclasses.dataclass
+class Batch:
+    """What `deliver_many` left to its caller: each of these is to be sent on its own.
+
+    Parameters:
+      failed: (id, the attempt's error) of those whose attempt failed; recorded on the row as
+        `deliver` records it (pending for a retry, or failed for good on a permanent error).
+      deferred: (id, `Defer`) of those whose destination asks to wait (pending again, not counted).
+      left: the ids not attempted before the batch's time ran out (pending again, not counted).
+    """
+
+    failed: list[tuple[int, Exception]] = dataclasses.field(default_factory=list)
+    deferred: list[tuple[int, Defer]] = dataclasses.field(default_factory=list)
+    left: list[int] = dataclasses.field(default_factory=list)
+
+
+def deliver_many(
+    notification_ids: list[int], claim_id: str, settings: Settings, *, final: bool, budget_s: float
+) -> Batch:
+    """Deliver a batch of notifications, each once: claimed in one statement (those that are not
+    pending, or this message's own after its worker died, are not this batch's), attempted one
+    after the other, those sent recorded in one statement, even when the batch is interrupted (a
+    killed worker's are sent again by its redelivery: so only those of a `Channel.deduplicated`
+    kind wait for that statement; any other is recorded as soon as it is sent).
+
+    Parameters:
+      claim_id: the id of the message doing it; its redelivery may take the claims over.
+      final: this attempt is each notification's last: a transient failure fails it.
+      budget_s: seconds after which no further notification is attempted (the rest are `Batch.left`).
+    """
+    claims = _claim_many(notification_ids, claim_id, settings)
+    batch, sent = Batch(), []
+    started = time.monotonic()
+    try:
+        for index, claim in enumerate(claims):
+            if time.monotonic() - started > budget_s:
+                batch.left = [c.id for c in claims[index:]]
+                db.execute_sql(RELEASE_MANY, {"ids": batch.left, "by": claim_id})
+                break
+            try:
+                outcome = _attempt(claim, settings, at=None, final=final)
+            except (peewee.OperationalError, peewee.InterfaceError):
+                raise  # the database is away: the whole batch is retried (its claims are its own)
+            except Exception as e:  # noqa: BLE001 - recorded on its row by `_attempt`; the caller retries it alone
+                batch.failed.append((claim.id, e))
+                continue
+            if isinstance(outcome, Delivered) and CHANNELS[claim.kind].deduplicated:
+                sent.append(outcome)
+            elif isinstance(outcome, Delivered):  # a repeat would reach a person: recorded at once
+                _record_sent([outcome])
+            elif isinstance(outcome, Defer):
+                batch.deferred.append((claim.id, outcome))
+    finally:
+        _record_sent(sent)
+    return batch
+
+
+def _attempt(claim: Claim, settings: Settings, *, at: float | None, final: bool) -> Delivered | Defer | None:
+    """One attempt of a claimed notification (see `deliver`): `Delivered` for the caller to
+    record, `Defer`, or None when it failed for good without an error to raise."""
     if claim.destination is None:
-        _finish(claim, FAILED, error="the channel, subscriber or person was deleted")
+        _fail(claim, "the channel, subscriber or person was deleted")
         return None
     pace = CHANNELS[claim.kind].pacing(claim.destination, settings)
     if pace and at is None:
@@ -159,14 +257,13 @@ def deliver(notification_id: int, claim_id: str, settings: Settings, *, at: floa
         return _failed(claim, e, pace, final)
     except Exception:
         if final:  # no retry will come for it: failed, not left pending
-            _finish(claim, FAILED, error="internal error (see the worker's log)")
+            _fail(claim, "internal error (see the worker's log)")
         else:
             _release(claim, error="internal error (see the worker's log)", counted=True)
         raise
-    _finish(claim, SENT, reference=sent.reference, duration_ms=(time.perf_counter() - started) * 1000)
     if sent.pause_s > 0 and pace:
         _hold(pace[0], sent.pause_s)
-    return None
+    return Delivered(claim.id, sent.reference, round((time.perf_counter() - started) * 1000))
 
 
 def send(notification_id: int, at: float | None, message: dramatiq.Message, settings: Settings) -> None:
@@ -179,11 +276,16 @@ def send(notification_id: int, at: float | None, message: dramatiq.Message, sett
     broker = dramatiq.get_broker()
     final = last_attempt(broker, message)
     deferred = deliver(notification_id, message.message_id, settings, at=at, final=final)
-    if deferred is None:
-        return
+    if deferred is not None:
+        send_later(broker, message, notification_id, deferred)
+
+
+def send_later(broker: dramatiq.Broker, message: dramatiq.Message[Any], notification_id: int, deferred: Defer) -> None:
+    """Enqueue a `send` of the notification, delayed until ``deferred.at``, on ``message``'s queue
+    and with its priority."""
     later: dramatiq.Message[Any] = dramatiq.Message(
         queue_name=message.queue_name,
-        actor_name=message.actor_name,
+        actor_name="send",
         args=(notification_id,),
         kwargs={"at": deferred.at},
         options={"broker_priority": message.options.get("broker_priority", PRIORITY_ROUTINE)},
@@ -202,14 +304,14 @@ def _failed(claim: Claim, error: TransportError, pace: tuple[str, float] | None,
         logger.info("Notification %s rate limited: retrying in %.1f s.", claim.id, wait)
         return Defer(time.time() + wait)
     if error.gone and claim.subscriber_id is not None:
-        _finish(claim, FAILED, error=f"{reason} (the subscription is gone: nothing more is sent to it)")
+        _fail(claim, f"{reason} (the subscription is gone: nothing more is sent to it)")
         Subscriber.update(gone_at=utcnow(), last_error=reason, last_error_at=utcnow()).where(
             Subscriber.id == claim.subscriber_id
         ).execute()
         logger.info("Subscriber %s is gone: its push subscription no longer exists.", claim.subscriber_id)
         return None
     if error.permanent or final:
-        _finish(claim, FAILED, error=reason)
+        _fail(claim, reason)
         _record_destination_error(claim, reason)
         raise PermanentError(reason) if error.permanent else TransientError(reason)
     _release(claim, error=reason, counted=True)
@@ -223,6 +325,22 @@ def _claim(notification_id: int, claim_id: str, settings: Settings) -> Claim | N
             raise PermanentError(f"notification {notification_id} does not exist")
         logger.info("Notification %s is not pending (sent, failed or being sent): nothing to do.", notification_id)
         return None
+    return _claimed(row, settings)
+
+
+def _claim_many(notification_ids: list[int], claim_id: str, settings: Settings) -> list[Claim]:
+    rows = db.execute_sql(CLAIM_MANY, {"ids": notification_ids, "by": claim_id}).fetchall()
+    if len(rows) < len(notification_ids):
+        logger.info(
+            "%d of %d notifications are not pending (sent, failed, being sent or deleted): nothing to do for them.",
+            len(notification_ids) - len(rows),
+            len(notification_ids),
+        )
+    return [_claimed(row, settings) for row in rows]
+
+
+def _claimed(row: tuple[Any, ...], settings: Settings) -> Claim:
+    """The `Claim` of a row of `CLAIM`."""
     nid, kind, channel_id, subscriber_id, event_id, event_type, payload, created_at, organization = row[:9]
     channel_settings, address, subscriber_settings, person_id, contact, link, reply_code = row[9:]
     destination = None
@@ -272,16 +390,23 @@ def _release(claim: Claim, *, error: str | None, counted: bool) -> None:
     ).where(Notification.id == claim.id).execute()
 
 
-def _finish(
-    claim: Claim, outcome: str, *, error: str | None = None, reference: str = "", duration_ms: float | None = None
-) -> None:
-    Notification.update(
-        status=outcome,
-        last_error=error,
-        reference=reference or None,
-        duration_ms=round(duration_ms) if duration_ms is not None else None,
-        sent_at=utcnow() if outcome == SENT else None,
-    ).where(Notification.id == claim.id).execute()
+def _fail(claim: Claim, error: str) -> None:
+    """Failed for good (a sent one is recorded by `_record_sent`)."""
+    Notification.update(status=FAILED, last_error=error, reference=None, duration_ms=None, sent_at=None).where(
+        Notification.id == claim.id
+    ).execute()
+
+
+def _record_sent(sent: list[Delivered]) -> None:
+    if sent:
+        db.execute_sql(
+            SENT_MANY,
+            {
+                "ids": [d.id for d in sent],
+                "references": [d.reference for d in sent],
+                "durations": [d.duration_ms for d in sent],
+            },
+        )
 
 
 def _record_destination_error(claim: Claim, reason: str) -> None:

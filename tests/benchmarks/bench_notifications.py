@@ -3,12 +3,12 @@
     python tests/benchmarks/bench_notifications.py --subscribers 10000
 
 It migrates its own database (pulse_bench_notifications) and vhost, starts the receiver
-(tests/benchmarks/fast_target.py), times a plain `requests` POST loop against it (a fresh connection
-per request, one process: the baseline), creates the subscribers and one event, starts
-`dramatiq pulse.actors -Q notifications`, sends `broadcast` and waits for every notification to be
-sent. It prints deliveries/s, the time from the broadcast to the last delivery, duplicates and
-losses as the receiver counted them, the CPU of workers, RabbitMQ and PostgreSQL per delivery, and
-the ratio to the baseline.
+(tests/benchmarks/fast_target.py, which keeps a connection alive when a request asks), times a
+plain `requests` POST loop against it (a fresh connection per request, one process: the
+baseline), creates the subscribers and one event, starts `dramatiq pulse.actors -Q notifications`,
+sends `broadcast` and waits for every notification to be sent. It prints deliveries/s, the time
+from the broadcast to the last delivery, duplicates and losses as the receiver counted them, the
+CPU of workers, RabbitMQ and PostgreSQL per delivery, and the ratio to the baseline.
 """
 
 from __future__ import annotations

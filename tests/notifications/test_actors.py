@@ -2,15 +2,20 @@
 queue, join the worker, assert on the rows and on what the fake vendor received."""
 
 import dataclasses
+from collections import Counter
+
+import pytest
 
 from actors import notifications
-from pulse.models import Event, FailedMessage, Notification, NotificationChannel, Organization
+from pulse.models import Event, FailedMessage, Notification, NotificationChannel, Organization, Subscriber
 from pulse.models.event import INCIDENT_OPENED, STATUS_CHANGED
 from pulse.notifications import delivery
-from pulse.notifications.channels import CHANNELS
+from pulse.notifications.channels import CHANNELS, Sent
 from pulse.rabbitmq import PRIORITY_URGENT
 from tests.support.stub import declare
 from tests.support.vendors import Fail
+
+SCRIPTED = '{"ok": false, "error": "Scripted failure"}'
 
 
 def a_webhook_notification(vendors, kind=STATUS_CHANGED):
@@ -107,3 +112,94 @@ def test_an_internal_error_on_the_last_attempt_fails_the_notification(broker, st
     failed = Notification.get_by_id(notification_id)
     assert (failed.status, failed.last_error) == ("failed", "internal error (see the worker's log)")
     assert FailedMessage.get().error_type == "KeyError"
+
+
+def a_large_broadcast(vendors):
+    """An event and one more webhook subscriber than two batches hold: the event's id."""
+    organization = Organization.create(slug="acme", name="Acme")
+    for _ in range(2 * notifications.BATCH + 1):
+        Subscriber.create(organization=organization, kind="webhook", address=vendors.webhook_receiver())
+    return Event.create(organization=organization, type=STATUS_CHANGED, payload={"component": {"name": "API"}}).id
+
+
+def test_a_large_broadcast_goes_in_batches_and_a_failed_delivery_is_retried_alone(broker, stub_worker, vendors, caplog):
+    broadcast = declare(broker, notifications.broadcast)
+    declare(broker, notifications.send, min_backoff=10)
+    declare(broker, notifications.send_many)
+    event_id = a_large_broadcast(vendors)
+    vendors.script("webhook", Fail(503))  # the first delivery's first attempt
+
+    broadcast.send(event_id)
+    run(broker, stub_worker)
+
+    batches = [m.args[0] for m, _ in broker.enqueued if m.actor_name == "send_many"]
+    assert [len(ids) for ids in batches] == [notifications.BATCH, notifications.BATCH, 1]
+    [first, *others] = [n for batch in batches for n in batch]
+    [(retry, delay)] = [(m, d) for m, d in broker.enqueued if m.actor_name == "send" and d]  # (then again when due)
+    assert (retry.args, retry.options["retries"], delay > 0) == ((first,), 1, True)  # the failed one alone, later
+    delivered = [r.headers["x-pulse-delivery"] for r in vendors.received("webhook")]
+    assert sorted(delivered) == sorted(f"pulse-{n}" for n in [first, *others])  # each once
+    rows = {n.id: (n.status, n.attempts) for n in Notification.select()}
+    assert rows == {first: ("sent", 2)} | {n: ("sent", 1) for n in others}
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"send({first}) attempt 1/4: Webhook answered 503: {SCRIPTED}; retrying in 0.0 s."]
+    assert broker.dead_letters == []
+
+
+def test_a_permanent_failure_in_a_batch_fails_that_delivery_alone_and_is_a_dead_letter(broker, stub_worker, vendors):
+    broadcast = declare(broker, notifications.broadcast)
+    declare(broker, notifications.send)
+    declare(broker, notifications.send_many)
+    event_id = a_large_broadcast(vendors)
+    vendors.script("webhook", Fail(404))
+
+    broadcast.send(event_id)
+    run(broker, stub_worker)
+
+    statuses = Counter(n.status for n in Notification.select())
+    assert statuses == {"sent": 2 * notifications.BATCH, "failed": 1}
+    failed = Notification.get(Notification.status == "failed")
+    [dead] = FailedMessage.select()
+    assert (dead.actor_name, dead.args, dead.error_type, dead.attempts) == ("send", [failed.id], "PermanentError", 1)
+    assert not [m for m, _ in broker.enqueued if m.actor_name == "send"]  # nothing to retry
+
+
+def test_a_batch_redelivered_sends_none_twice_and_one_out_of_time_hands_the_rest_on(database, vendors, settings):
+    event_id = a_large_broadcast(vendors)
+    ids = delivery.broadcast(event_id)[:3]
+
+    out_of_time = delivery.deliver_many(ids, "m1", settings, final=False, budget_s=-1)
+    assert out_of_time.left == ids and vendors.attempts("webhook") == []
+    assert {(n.status, n.attempts, n.claimed_by) for n in Notification.select()} == {("pending", 0, None)}
+
+    delivery.deliver_many(ids, "m2", settings, final=False, budget_s=10)
+    again = delivery.deliver_many(ids, "m2", settings, final=False, budget_s=10)  # its redelivery, once done
+
+    assert again == delivery.Batch() and len(vendors.attempts("webhook")) == 3
+    assert [Notification.get_by_id(n).status for n in ids] == ["sent"] * 3
+
+
+class Killed(BaseException):
+    """What a time limit raises in a worker thread (dramatiq's Interrupt is a BaseException too)."""
+
+
+def test_a_batch_interrupted_records_those_it_sent_and_its_redelivery_sends_the_rest(
+    database, vendors, settings, monkeypatch
+):
+    ids = delivery.broadcast(a_large_broadcast(vendors))[:3]
+    calls = []
+
+    def interrupted(notice, destination, settings, policy):
+        calls.append(destination.delivery_id)
+        if len(calls) == 2:
+            raise Killed
+        return Sent()
+
+    monkeypatch.setitem(CHANNELS, "webhook", dataclasses.replace(CHANNELS["webhook"], deliver=interrupted))
+    with pytest.raises(Killed):
+        delivery.deliver_many(ids, "m1", settings, final=False, budget_s=10)
+    assert [Notification.get_by_id(n).status for n in ids] == ["sent", "sending", "sending"]
+
+    delivery.deliver_many(ids, "m1", settings, final=False, budget_s=10)  # the message's redelivery
+    assert calls == [f"pulse-{ids[0]}", f"pulse-{ids[1]}", f"pulse-{ids[1]}", f"pulse-{ids[2]}"]
+    assert [Notification.get_by_id(n).status for n in ids] == ["sent"] * 3

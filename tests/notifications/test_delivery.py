@@ -20,6 +20,7 @@ from pulse.notifications.channels.notice import CRITICAL
 from pulse.notifications.channels.text import COLORS
 from pulse.notifications.delivery import Defer
 from tests.support.cli import pulse
+from tests.support.target import HTTPTarget
 from tests.support.vendors import Fail, Forge, Hang
 
 SINCE = "2026-12-01T14:03:00+00:00"
@@ -607,3 +608,19 @@ def test_every_channel_fails_a_permanent_rejection_at_once(kind, acme, vendors, 
 def test_a_notification_that_does_not_exist_is_a_permanent_error(database, config):
     with pytest.raises(PermanentError, match="notification 424242 does not exist"):
         deliver(424242, config)
+
+
+def test_deliveries_to_one_origin_share_a_connection_held_to_the_address_policy(acme, settings):
+    with HTTPTarget() as target:
+        target.answer("/hook", body=b"ok")
+        for i in range(3):
+            Subscriber.create(organization=acme, kind="webhook", address=target.url(f"/hook?n={i}"))
+        first, second, third = delivery.broadcast(event(acme).id)
+
+        assert deliver(first, settings) is None and deliver(second, settings) is None
+        refused = dataclasses.replace(settings, allow_private_targets=False)
+        with pytest.raises(TransientError, match=r"refused: 127\.0\.0\.1 is a loopback address"):
+            deliver(third, refused)  # the kept connection is not one a refused address may use
+
+        assert (target.connections, len(target.received)) == (1, 2)
+        assert [row(n).status for n in (first, second, third)] == ["sent", "sent", "pending"]

@@ -4,7 +4,7 @@ fake vendors; each destination hears of each event exactly once, even when a wor
 from collections import Counter
 from datetime import timedelta
 
-from actors.notifications import broadcast
+from actors.notifications import BATCH, broadcast
 from actors.uptime import check
 from pulse.models import (
     Event,
@@ -155,3 +155,21 @@ def test_broadcast_of_an_event_that_does_not_exist_is_dead_lettered(workers):
 
     dead = wait_for(FailedMessage.get_or_none, "the dead letter")
     assert (dead.actor_name, dead.error_message) == ("broadcast", "event 424242 does not exist")
+
+
+def test_a_large_broadcast_reaches_each_subscriber_once_in_batches(vendors, make_component, target, workers):
+    component = make_component(target)
+    count = 2 * BATCH + 1
+    for _ in range(count):
+        Subscriber.create(organization=component.organization, kind="webhook", address=vendors.webhook_receiver())
+    changed = Event.create(organization=component.organization, component=component, type=STATUS_CHANGED, payload={})
+    vendors.script("webhook", Fail(503))  # one delivery's first attempt: retried alone
+    workers(threads=2)
+
+    broadcast.send(changed.id)
+    received = vendors.wait_received("webhook", count)
+
+    assert Counter(r.headers["x-pulse-delivery"] for r in received).most_common(1)[0][1] == 1
+    wait_for(lambda: Notification.select().where(Notification.status == "sent").count() == count, "every row sent")
+    assert Counter(n.attempts for n in Notification.select()) == {1: count - 1, 2: 1}
+    assert FailedMessage.select().count() == 0

@@ -202,4 +202,5 @@ CHANNEL = Channel(
     subscriber="email",
     address="to",
     account_pace=_account_pace,
+    deduplicated=True,  # Resend's Idempotency-Key, SMTP's Message-ID
 )

@@ -95,6 +95,9 @@ class Channel:
         spare, shared by every worker), or None.
       account_pace: for a limit on the whole account rather than per destination: given the
         settings, its key and spacing in seconds, or None.
+      deduplicated: a repeat of a delivery is dropped by its id (``Destination.delivery_id``), by
+        the provider or by the receiver: sending it twice is harmless, so a batch may record it
+        with the others at its end; one of a kind without is recorded as soon as it is sent.
     """
 
     kind: str
@@ -106,6 +109,7 @@ class Channel:
     address: str = "url"
     pace: float | None = None
     account_pace: Callable[[Settings], tuple[str, float] | None] | None = None
+    deduplicated: bool = False
 
     def pacing(self, destination: Destination, settings: Settings) -> tuple[str, float] | None:
         """The pacing key and spacing (seconds) of ``destination``, if it has a limit."""
@@ -133,6 +137,13 @@ def post(
 ) -> Sent:
     """POST ``body`` to ``url``; return what the 2xx answer said as `Sent`, or raise `TransportError`.
 
+    The connection is kept alive for the thread's next delivery to the same origin, where the
+    provider allows it (`pulse.net.keepalive`: every Slack, Discord or Teams hook, push service and
+    provider API is one origin; a broadcast to subscribers' webhooks on one host is too), and
+    dialled under ``policy`` like a fresh one. Sending a delivery twice is no worse than a retry:
+    only when the server closes a kept connection as the request goes out, before any answer, is
+    it sent once more on a fresh connection.
+
     Parameters:
       vendor: the provider's name, for error texts ("Slack").
       timeout_s: seconds for the whole exchange: connecting, sending, reading the answer
@@ -143,7 +154,7 @@ def post(
       pause: reads the seconds the provider asks to leave before the next message to the same
         destination from the 2xx answer (default: none); `bounded` like every wait a provider asks for.
     """
-    request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s)
+    request = Request("POST", url, {"User-Agent": USER_AGENT, **headers}, body, timeout_s, keep_alive=True)
     try:
         response = call(request, policy, vendor=vendor, reason=reason)
     except ApiError as e:

@@ -103,4 +103,5 @@ CHANNEL = Channel(
     fields=("url", "secret"),
     optional=("secret",),
     subscriber="webhook",
+    deduplicated=True,  # X-Pulse-Delivery
 )

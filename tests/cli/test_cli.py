@@ -1,5 +1,6 @@
 """The `pulse` command line, as an operator runs it."""
 
+import importlib
 import json
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from pulse.cli import COMMANDS
 from pulse.models import Heartbeat
 from pulse.models.heartbeat import SCHEDULER
 from tests.support import actors
@@ -35,6 +37,14 @@ def fresh_database(settings):
     drop()
     yield settings.database_url.rsplit("/", 1)[0] + "/" + name
     drop()
+
+
+def test_each_command_is_listed_with_the_module_that_defines_it():
+    defined = {}
+    for path in sorted((ROOT / "pulse" / "cli").glob("[!_]*.py")):
+        module = importlib.import_module(f"pulse.cli.{path.stem}")
+        defined |= {command.name: path.stem for command in getattr(module, "COMMANDS", [])}
+    assert defined == COMMANDS
 
 
 def test_migrate_creates_the_database_and_is_safe_to_repeat(fresh_database):

@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,6 +13,8 @@ from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATI
 from pulse.models import Component, Incident, Organization, UptimeCheck, utcnow
 from pulse.uptime.overview import overview
 from tests.support.cli import pulse
+from tests.support.env import ENV
+from tests.support.worker import ROOT
 
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
@@ -88,6 +92,19 @@ def test_json_keeps_its_keys_and_adds_uptime(components):
         "locations",
     ]
     assert uptime(api) == (75.0, 66.66, 75.0)
+
+
+def test_json_loads_neither_the_broker_nor_http_clients(components):
+    """`pulse status` imports what it uses only: its start is a share of its time."""
+    shown = "import sys; from pulse.cli import main; main(standalone_mode=False); print(*sys.modules, file=sys.stderr)"
+    result = subprocess.run(
+        [sys.executable, "-c", shown, "status", "--json"], cwd=ROOT, env=ENV, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert [r["key"] for r in json.loads(result.stdout)] == ["api", "www", "shop"]
+    loaded = {name.split(".")[0] for name in result.stderr.split()}
+    assert "peewee" in loaded
+    assert not loaded & {"dramatiq", "pika", "periodiq", "requests", "httpx"}
 
 
 def test_the_table_has_a_line_per_component_and_no_escape_codes_when_piped(components):

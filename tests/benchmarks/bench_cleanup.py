@@ -8,9 +8,11 @@ components checked every minute: ``--raw-days`` days of raw checks up to now (28
 at 20,000), rolled up by Pulse's own rollup pass (its time is printed), and ``--rollup-days`` of
 older hourly and daily rollups. Then:
 
-1. `pulse status`: the overview query of `pulse status --json` (`pulse.uptime.overview`) and the
-   whole command as an operator runs it, best of 5 and of 3, beside the query `pulse status` ran
-   before rollups (every raw check of the last 30 days), in the same run;
+1. `pulse status`: the whole `pulse status --json` as an operator runs it (median of 5), its
+   overview query (`pulse.uptime.overview`, median of 5, in a process of its own) and its start
+   (Python's and the imports of `pulse status --help`, median of 5), beside `python -c pass` and
+   the query `pulse status` ran before rollups (every raw check of the last 30 days, best of 3),
+   in the same run;
 2. cleanup: one more day of checks, 91 days old, deleted by Pulse's retention while a writer
    process inserts 333 checks a second (one statement each, as a check records itself), two
    ways: its day partition dropped (what Pulse does), and batched deletes (`BATCH` rows a
@@ -22,7 +24,10 @@ older hourly and daily rollups. Then:
 With ``--grow 10``, `pulse status` is measured again after older raw days and older rollups
 give it ten times the history (``--raw-days`` x 10 raw days must fit in ``--rollup-days``: at
 2,000 components, 28.8 M raw checks). With ``--skip-cleanup`` the cleanup part is left out.
-The database is left in place (``--keep``) or dropped at the end.
+The database is left in place (``--keep``) or dropped at the end; ``--reuse`` measures again on
+the one a run with ``--keep`` left (same ``--components``, ``--raw-days`` and ``--rollup-days``;
+with ``--grow``, its history grows again). ``--against DIR`` times `pulse status` of another
+checkout too (e.g. main's, in a worktree with its own ``.venv``), turn about with this one's.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import argparse
 import dataclasses
 import multiprocessing
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -162,22 +168,67 @@ def best(runs: int, work) -> float:
     return min(times)
 
 
-def status(components: int, now: datetime) -> tuple[float, float]:
-    from pulse.db import db
-    from pulse.uptime.overview import overview
+RUNS = 5
+QUERY = """
+import statistics, sys, time
+from pulse.config import get_settings
+from pulse.db import setup_database
+from pulse.uptime.overview import overview
+setup_database(get_settings())
+times, rows = [], []
+for _ in range(int(sys.argv[1])):
+    started = time.monotonic()
+    rows = overview()
+    times.append(time.monotonic() - started)
+print(len(rows), statistics.median(times))
+"""
 
-    rows = []
-    query = best(5, lambda: rows.append(len(overview())))
-    assert rows[-1] == components, rows
-    env = {**os.environ, **ENV}
-    command = best(3, lambda: subprocess.run(
-        [sys.executable, "-m", "pulse.cli", "status", "--json"], cwd=ROOT, env=env, check=True,
-        stdout=subprocess.DEVNULL,
-    ))  # fmt: skip
+
+@dataclasses.dataclass
+class Checkout:
+    """A checkout of Pulse whose `pulse status` is timed: this one, or another with its own .venv."""
+
+    root: Path
+    python: str
+    command: list[float] = dataclasses.field(default_factory=list)
+    start: list[float] = dataclasses.field(default_factory=list)
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, **ENV}
+        return subprocess.run(
+            [self.python, *args], cwd=self.root, env=env, check=True, stdout=subprocess.PIPE, text=True
+        )
+
+    def timed(self, into: list[float], *args: str) -> None:
+        started = time.monotonic()
+        self.run(*args)
+        into.append(time.monotonic() - started)
+
+
+def status(components: int, now: datetime, checkouts: list[Checkout]) -> list[float]:
+    """Each checkout's median `pulse status --json`, its query and its start, turn about; the
+    commands' medians."""
+    from pulse.db import db
+
+    bare = []
+    for checkout in checkouts:
+        checkout.command, checkout.start = [], []
+    for _ in range(RUNS):
+        for checkout in checkouts:
+            checkout.timed(checkout.command, "-m", "pulse.cli", "status", "--json")
+            checkout.timed(checkout.start, "-m", "pulse.cli", "status", "--help")
+        checkouts[0].timed(bare, "-c", "pass")
     old = best(3, lambda: db.execute_sql(OLD_OVERVIEW, {"now": now}).fetchall())
-    log(f"pulse status, {components:,} components: query {query:.2f} s, command {command:.2f} s; "
-        f"the raw query it ran before: {old:.2f} s ({old / query:.0f}x the query)")  # fmt: skip
-    return query, command
+    log(f"pulse status, {components:,} components; beside it: python -c pass {statistics.median(bare):.3f} s, "
+        f"the raw query it ran before {old:.2f} s")  # fmt: skip
+    for checkout in checkouts:
+        rows, query = checkout.run("-c", QUERY, str(RUNS)).stdout.split()
+        assert int(rows) == components, rows
+        command, start, query = statistics.median(checkout.command), statistics.median(checkout.start), float(query)
+        log(f"  {checkout.root}: pulse status --json {command:.2f} s: its query {query:.2f} s "
+            f"({query / command:.0%}), its start {start:.2f} s ({start / command:.0%}), the rest "
+            f"{command - query - start:.2f} s; the raw query before: {old / query:.0f}x the query")  # fmt: skip
+    return [statistics.median(checkout.command) for checkout in checkouts]
 
 
 def grow(components: int, raw_days: int, rollup_days: int, times: int, now: datetime) -> None:
@@ -312,9 +363,15 @@ def main() -> None:
     parser.add_argument("--grow", type=int, default=1, help="Then pulse status with this many times the history.")
     parser.add_argument("--skip-cleanup", action="store_true")
     parser.add_argument("--keep", action="store_true", help="Leave the database in place.")
+    parser.add_argument("--reuse", action="store_true", help="Measure on the database a run with --keep left.")
+    parser.add_argument("--against", type=Path, help="Time pulse status of this checkout too.")
     args = parser.parse_args()
 
-    reset(NAME)
+    checkouts = [Checkout(ROOT, sys.executable)]
+    if args.against:
+        checkouts.append(Checkout(args.against.resolve(), str(args.against.resolve() / ".venv" / "bin" / "python")))
+    if not args.reuse:
+        reset(NAME)
     os.environ.update(ENV)
     from pulse.config import get_settings
     from pulse.db import setup_database
@@ -323,16 +380,23 @@ def main() -> None:
     from pulse.db import db
 
     db.execute_sql("SET statement_timeout = 0")  # the raw query of the baseline reads a day or more of checks
-    now = datetime.now(UTC)
     log(f"{args.components:,} components, {args.raw_days} day(s) of raw checks, {args.rollup_days} days of rollups; "
         f"{os.cpu_count()} cores shared with PostgreSQL")  # fmt: skip
-    generate(args.components, args.raw_days, args.rollup_days, now)
-    query, command = status(args.components, now)
+    if args.reuse:  # the run that wrote it left the watermark PASS_AGO and SETTLE before its now
+        from pulse.cleanup import rollups
+
+        (watermark,) = db.execute_sql("SELECT watermark FROM rollup_state WHERE kind = 'uptime'").fetchone()
+        now = watermark + PASS_AGO + rollups.SETTLE
+    else:
+        now = datetime.now(UTC)
+        generate(args.components, args.raw_days, args.rollup_days, now)
+    commands = status(args.components, now, checkouts)
     if args.grow > 1:
         grow(args.components, args.raw_days, args.rollup_days, args.grow, now)
-        grown, whole = status(args.components, now)
-        log(f"with {args.grow}x the history, pulse status took {grown / query:.2f}x the query's time and "
-            f"{whole / command:.2f}x the command's")  # fmt: skip
+        grown = status(args.components, now, checkouts)
+        for checkout, before, after in zip(checkouts, commands, grown, strict=True):
+            log(f"with {args.grow}x the history, pulse status --json of {checkout.root} took {after / before:.2f}x "
+                f"its time")  # fmt: skip
     if not args.skip_cleanup:
         cleanup(args.components, now, args.writer_seconds)
     if not args.keep:

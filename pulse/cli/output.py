@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from json.encoder import encode_basestring_ascii as _string
 from typing import Any, NoReturn
 
 import click
@@ -63,7 +64,39 @@ def settings() -> Settings:
 
 
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    click.echo(dumps(data))
+
+
+def dumps(data: Any) -> str:
+    """``json.dumps(data, indent=2, default=str)``: the same text, sooner for a list of rows (dicts
+    with text keys, as listings print). The standard library indents in pure Python, value by
+    value (0.2 s of `pulse status` at 20,000 components); here each row's plain values (text,
+    numbers, booleans, null) are written at once, and the rest by `json.dumps` in place."""
+    if not isinstance(data, list) or not data:
+        return json.dumps(data, indent=2, default=str)
+    keys: dict[str, str] = {}
+    rows = []
+    for row in data:
+        if not isinstance(row, dict) or not all(k.__class__ is str for k in row):
+            return json.dumps(data, indent=2, default=str)
+        if not row:
+            rows.append("  {}")
+            continue
+        fields = []
+        for k, v in row.items():
+            key = keys.get(k) or keys.setdefault(k, f"    {_string(k)}: ")
+            if v is None:
+                fields.append(key + "null")
+            elif v is True or v is False:
+                fields.append(key + ("true" if v else "false"))
+            elif v.__class__ is str:
+                fields.append(key + _string(v))
+            elif v.__class__ is int or (v.__class__ is float and v - v == 0):  # finite: no NaN, no Infinity
+                fields.append(key + repr(v))
+            else:  # nested, or for `default`: indented as it would be in place, two levels down
+                fields.append(key + json.dumps(v, indent=2, default=str).replace("\n", "\n    "))
+        rows.append("  {\n" + ",\n".join(fields) + "\n  }")
+    return "[\n" + ",\n".join(rows) + "\n]"
 
 
 def print_table(columns: list[str], rows: list[list[Any]]) -> None:

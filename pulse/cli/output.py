@@ -9,20 +9,22 @@ Nor is any of it read as rich markup: a table's cells are `rich.text.Text`, show
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 from json.encoder import encode_basestring_ascii as _string
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from pulse.config import Settings, get_settings
 
-console = Console()
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
 LIMIT = click.IntRange(1, 100_000)  # the type of a listing's --limit
 
 # C0 and C1 control characters (but tab and newline), DEL, and the bidirectional controls.
@@ -99,9 +101,19 @@ def dumps(data: Any) -> str:
     return "[\n" + ",\n".join(rows) + "\n]"
 
 
+@functools.cache
+def console() -> Console:
+    """stdout's console. rich loads when a table is printed: JSON needs none of it."""
+    from rich.console import Console
+
+    return Console()
+
+
 def print_table(columns: list[str], rows: list[list[Any]]) -> None:
     """A table of plain cells, shown as written (never as markup): fitted to a terminal, whole
     lines when piped."""
+    from rich.table import Table
+
     table = Table(*columns, box=None, header_style="bold")
     for row in rows:
         table.add_row(*(cell(v) for v in row))
@@ -110,17 +122,21 @@ def print_table(columns: list[str], rows: list[list[Any]]) -> None:
 
 def cell(value: Any) -> Text:
     """A table cell that shows ``value`` as written, on one line: "-" for None."""
+    from rich.text import Text
+
     return Text("-" if value is None else printable(str(value), one_line=True))
 
 
 def print_whole(table: Table) -> None:
     """Fit the table to the terminal; elsewhere (a pipe, a file), print each row on one line."""
-    if console.is_terminal:
-        console.print(table)
+    from rich.console import Console
+
+    if console().is_terminal:
+        console().print(table)
         return
     Console(width=natural_width(table)).print(table)
 
 
 def natural_width(table: Table) -> int:
     """The width the table takes when nothing is cut."""
-    return console.measure(table, options=console.options.update_width(100_000)).maximum
+    return console().measure(table, options=console().options.update_width(100_000)).maximum

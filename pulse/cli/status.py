@@ -4,14 +4,16 @@ uptime over 24 hours, 7 and 30 days, and open incident."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Column, Table
-from rich.text import Text
 
 from pulse.cli.output import cell, console, fail, natural_width, print_json, print_whole, settings
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 
 @click.command()
@@ -37,7 +39,7 @@ def status(organization: str | None, as_json: bool) -> None:
         return
     now = utcnow()
     shown = table(rows, now, narrow=False)
-    if console.is_terminal and natural_width(shown) > console.width:
+    if console().is_terminal and natural_width(shown) > console().width:
         shown = table(rows, now, narrow=True)
     print_whole(shown)
 
@@ -58,6 +60,8 @@ def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
     """The rows of `pulse.uptime.overview.overview` as a table. Names and incident titles wrap to fit the
     terminal (rich narrows wrapping columns first); components, statuses and figures never do.
     ``narrow``: for a terminal too narrow even so, no names and shorter statuses."""
+    from rich.table import Column, Table
+
     names = [] if narrow else [Column("name")]
     shown = Table(
         Column("component", no_wrap=True),
@@ -78,6 +82,8 @@ def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
 
 
 def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
+    from rich.text import Text
+
     checked = r["last_checked_at"] and datetime.fromisoformat(r["last_checked_at"])
     response = None if r["last_response_time_ms"] is None else f"{r['last_response_time_ms']} ms"
     if r["type"] == "HEARTBEAT":
@@ -103,6 +109,8 @@ def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
 
 def status_text(row: dict[str, Any]) -> Text:
     """The status, colored on a terminal; dim when it says nothing (never checked, or paused)."""
+    from rich.text import Text
+
     never_checked = row["last_checked_at"] is None and row["status"] == OPERATIONAL  # the default of a new component
     style = "dim" if never_checked or row["paused"] else STATUS_STYLES.get(row["status"], "dim")
     return Text(row["status"] + (" (paused)" if row["paused"] else ""), style=style)

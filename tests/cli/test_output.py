@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
+import rich.console
 from rich.console import Console
 
 from pulse.cli import output
@@ -16,8 +17,8 @@ HOSTILE = ["Alice [/x]", "[link=https://evil.example]https://prometheus.acme.exa
 @pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "piped"])
 def test_a_cell_is_never_read_as_markup(monkeypatch, terminal):
     written = io.StringIO()
-    monkeypatch.setattr(output, "console", Console(file=written, force_terminal=terminal, width=300))
-    monkeypatch.setattr(output, "Console", lambda **options: Console(file=written, **options))
+    monkeypatch.setattr(output, "console", lambda: Console(file=written, force_terminal=terminal, width=300))
+    monkeypatch.setattr(rich.console, "Console", lambda **options: Console(file=written, **options))
 
     output.print_table(["name", "error", "note"], [HOSTILE])
 

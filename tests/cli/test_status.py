@@ -94,7 +94,7 @@ def test_json_keeps_its_keys_and_adds_uptime(components):
     assert uptime(api) == (75.0, 66.66, 75.0)
 
 
-def test_json_loads_neither_the_broker_nor_http_clients(components):
+def test_json_loads_neither_the_broker_nor_http_clients_nor_rich(components):
     """`pulse status` imports what it uses only: its start is a share of its time."""
     shown = "import sys; from pulse.cli import main; main(standalone_mode=False); print(*sys.modules, file=sys.stderr)"
     result = subprocess.run(
@@ -104,7 +104,7 @@ def test_json_loads_neither_the_broker_nor_http_clients(components):
     assert [r["key"] for r in json.loads(result.stdout)] == ["api", "www", "shop"]
     loaded = {name.split(".")[0] for name in result.stderr.split()}
     assert "peewee" in loaded
-    assert not loaded & {"dramatiq", "pika", "periodiq", "requests", "httpx"}
+    assert not loaded & {"dramatiq", "pika", "periodiq", "requests", "httpx", "rich"}
 
 
 def test_the_table_has_a_line_per_component_and_no_escape_codes_when_piped(components):

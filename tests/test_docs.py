@@ -92,11 +92,12 @@ def unknown_commands(page: Path) -> list[str]:
         if len(words) < 2 or words[0] != "pulse":
             continue
         command: click.Command = main
+        context = click.Context(main)  # pulse imports a command's module when asked for it (get_command)
         options = {"--help"}
         rest = words[1:]
-        while rest and isinstance(command, click.Group) and rest[0] in command.commands:
+        while rest and isinstance(command, click.Group) and rest[0] in command.list_commands(context):
             options |= {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
-            command = command.commands[rest.pop(0)]
+            command = command.get_command(context, rest.pop(0)) or command
         options |= {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         if command is main and not rest[0].startswith("-"):
             problems.append(f"{page.name}: `{span}`: no command {rest[0]!r}")

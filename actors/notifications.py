@@ -11,7 +11,8 @@ from pulse import events
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.errors import PermanentError, PulseError
-from pulse.middleware.retries import failed_alone, max_retries
+from pulse.middleware.dead_letters import failed_alone
+from pulse.middleware.retries import max_retries
 from pulse.models import Event
 from pulse.notifications import delivery
 from pulse.rabbitmq import PRIORITY_ROUTINE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import traceback
 from typing import Any
 
 import dramatiq
@@ -14,7 +15,7 @@ from pulse import deadletters
 from pulse.db import db
 from pulse.encoder import UNDECODABLE
 from pulse.errors import PermanentError
-from pulse.middleware.retries import named, reason
+from pulse.middleware.retries import Retries, named, reason
 
 logger = logging.getLogger(__name__)
 
@@ -65,3 +66,16 @@ def bury(message: Any, exception: BaseException | None, *, queued: bool = True) 
         message.message_id,
         extra=context,
     )
+
+
+def failed_alone(broker: dramatiq.Broker, message: Any, exception: BaseException) -> None:
+    """A first attempt of ``message`` made outside it (one delivery of a batch) failed: retry
+    ``message`` as `Retries` would have, or record it in the dead letters when it failed for good
+    (a row `pulse dlq` lists, one ERROR line; it is in no ``.XQ``, never having been consumed)."""
+    retries = next(m for m in broker.middleware if isinstance(m, Retries))
+    trace = "".join(traceback.format_exception(exception, limit=30))
+    delay = retries.failed(broker, message, exception, trace)
+    if delay is None:
+        bury(message, exception, queued=False)
+    else:
+        broker.enqueue(message, delay=delay)

@@ -101,21 +101,6 @@ class Retries(dramatiq.middleware.Retries):
         return delay
 
 
-def failed_alone(broker: dramatiq.Broker, message: Any, exception: BaseException) -> None:
-    """A first attempt of ``message`` made outside it (one delivery of a batch) failed: retry
-    ``message`` as `Retries` would have, or record it in the dead letters when it failed for good
-    (a row `pulse dlq` lists, one ERROR line; it is in no ``.XQ``, never having been consumed)."""
-    from pulse.middleware.dead_letters import bury
-
-    retries = next(m for m in broker.middleware if isinstance(m, Retries))
-    trace = "".join(traceback.format_exception(exception, limit=30))
-    delay = retries.failed(broker, message, exception, trace)
-    if delay is None:
-        bury(message, exception, queued=False)
-    else:
-        broker.enqueue(message, delay=delay)
-
-
 def max_retries(broker: dramatiq.Broker, message: Any) -> int:
     """The retries ``message`` may have: its own option, else its actor's, else the `Retries`
     middleware's default (the same rule, read where it is applied)."""

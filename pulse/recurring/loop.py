@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 # leave on time keep this.
 GATHER = timedelta(milliseconds=50)
 CLAIM_AHEAD = timedelta(milliseconds=50)  # claimed this long before the gather opens, to be on time
-BATCH_MAX = 16  # rows in one message of a loop that batches them (`Loop.batch`)
+BATCH_MAX = 16  # rows in one message of a loop that batches them (`Loop.batch`), unless it says otherwise
 IDLE_WAKE_S = 0.5  # seconds between claims when nothing is due sooner
 PREPARE_EVERY_S = 5  # seconds between calls of `Loop.prepare`
 RETRY_WAIT_S = 1  # seconds between attempts while RabbitMQ or PostgreSQL is unreachable
@@ -84,18 +84,20 @@ class Loop:
         next due time, inside the caller's transaction; returns their (key, due time).
       next_due: ``next_due()``, the earliest due time of any row, or None.
       message: ``message(key, due)``, the message to send for one claimed row.
-      batch: ``batch(rows)``, one message for several claimed rows (at most `BATCH_MAX`) due
+      batch: ``batch(rows)``, one message for several claimed rows (at most its `batch_max`) due
         together, or None to send a message per row.
+      batch_max: the most rows in one batch message.
       prepare: ``prepare(now)``, called every `PREPARE_EVERY_S` seconds before claiming (uptime
         gives new components their first slot), or None.
       gather: how long after a row is due the loop waits for others to send with it: one
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
-        leaves up to this late (less its `lead`). Uptime and metrics gather 200 ms, as their checks and
-        polls are many and batched, and on-call escalations 250 ms; the others keep `GATHER`.
-      lead: how long before its first row is due a message leaves, with the rows due within the
-        gather after it: uptime's, whose worker starts each check at its own slot, so that a batch
-        is there before its slots and gathering makes no check late. None by default: a message
-        leaves once its rows are due.
+        leaves up to this late (less its `lead`). Uptime gathers 500 ms and metrics 200 ms, as
+        their checks and polls are many and batched, and on-call escalations 250 ms; the others
+        keep `GATHER`.
+      lead: how long before the end of its gather a message leaves: a lead longer than the gather
+        sends a message before any of its rows is due, as uptime's does (its worker starts each
+        check at its own slot, so gathering makes no check late). None by default: a message
+        leaves at the end of its gather, once all its rows are due.
       bounded: skip, rather than send, the rows coming due while the loop's queue holds more than
         ``PULSE_BACKLOG_BOUND`` messages waiting (their work would be stale when a worker took
         it). For checks and polls; never for escalations.
@@ -112,6 +114,7 @@ class Loop:
     batch: Callable[[Sequence[Claimed]], dramatiq.Message] | None = None
     gather: timedelta = GATHER
     lead: timedelta = timedelta(0)
+    batch_max: int = BATCH_MAX
     bounded: bool = False
     ahead: bool = True
     queue: str = ""
@@ -131,7 +134,7 @@ class Loop:
         """The messages for rows due together: one per row, or batches of nearly equal size."""
         if self.batch is None:
             return [self.message(key, due) for key, due in rows]
-        count = -(-len(rows) // BATCH_MAX)
+        count = -(-len(rows) // self.batch_max)
         return [self.batch(rows[i * len(rows) // count : (i + 1) * len(rows) // count]) for i in range(count)]
 
 

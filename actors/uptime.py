@@ -35,7 +35,7 @@ def checks(batch: list[list]) -> None:
     events.publish(checking.check_all(slots))
 
 
-MAX_RESULTS = 1000  # a location's batch has at most `pulse.recurring.loop.BATCH_MAX` checks
+MAX_RESULTS = 1000  # a location's batch has at most the uptime loop's `batch_max` (64) checks
 
 
 @dramatiq.actor(actor_name=RESULTS_ACTOR, queue_name="uptime", time_limit=60_000, max_retries=3)

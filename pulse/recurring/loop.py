@@ -96,7 +96,7 @@ class Loop:
         keep `GATHER`.
       lead: how long before the end of its gather a message leaves: a lead longer than the gather
         sends a message before any of its rows is due, as uptime's does (its worker starts each
-        check at its own slot, so gathering makes no check late). None by default: a message
+        check at its own slot, so gathering makes no check late). Nothing by default: a message
         leaves at the end of its gather, once all its rows are due.
       bounded: skip, rather than send, the rows coming due while the loop's queue holds more than
         ``PULSE_BACKLOG_BOUND`` messages waiting (their work would be stale when a worker took

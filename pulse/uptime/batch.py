@@ -31,7 +31,9 @@ from pulse.uptime.check import CheckResult
 
 logger = logging.getLogger(__name__)
 
-CONCURRENT_CHECKS = 256  # checks in flight per worker process: 16 threads of full batches never wait
+# Checks in flight per worker process: a batch's checks start at their own slots, over its 500 ms,
+# so 16 threads of full batches (64 each) rarely have more than this under way.
+CONCURRENT_CHECKS = 256
 # The longest a batch that came ahead of its slots holds a check back for its slot: a worker whose
 # clock runs behind the scheduler's does not hold its checks back for long.
 AHEAD_MAX_S = 1.0

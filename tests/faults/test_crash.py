@@ -6,10 +6,11 @@ the receiver, which can drop the rare second copy of a delivery cut off between 
 answer and the row's update.
 """
 
+from actors.notifications import BATCH
 from tests.support.vendors import Vendors
 from tests.support.workload import Workload
 
-COMPONENTS, SLOTS, SUBSCRIBERS, THREADS = 50, 6, 200, 8
+COMPONENTS, SLOTS, SUBSCRIBERS, THREADS = 50, 6, 1000, 8
 
 
 def test_a_killed_worker_loses_no_check_and_no_delivery(make_component, target, workers):
@@ -23,4 +24,4 @@ def test_a_killed_worker_loses_no_check_and_no_delivery(make_component, target, 
         work.finish()
 
     assert done_before[0] < work.checks and done_before[1] < SUBSCRIBERS  # the kill was mid-run
-    work.assert_once(cut_off=THREADS)  # a repeat only of a delivery cut off mid-flight
+    work.assert_once(cut_off=THREADS * BATCH)  # a repeat only of a batch's deliveries cut off mid-flight

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from actors.notifications import BATCH
 from pulse.rabbitmq import admin
 from tests.support.hosts import Host, HostsUnavailableError
 from tests.support.vendors import Vendors
@@ -51,7 +52,7 @@ def test_when_one_worker_host_dies_the_other_finishes_the_work(make_component, t
         assert survivor.process.poll() is None and doomed.process.poll() == -9
 
     assert done_before[0] < work.checks and done_before[1] < SUBSCRIBERS  # the host died mid-run
-    work.assert_once(cut_off=THREADS)  # a repeat only of a delivery cut off mid-flight
+    work.assert_once(cut_off=THREADS * BATCH)  # a repeat only of a batch's deliveries cut off mid-flight
 
 
 def port(url):

@@ -77,6 +77,7 @@ class Vendors:
         self._received: dict[str, list[Received]] = {vendor: [] for vendor in VENDORS}
         self._scripts: dict[str, deque[Answer]] = {vendor: deque() for vendor in VENDORS}
         self._limits = dict(DEFAULT_LIMITS)
+        self._delays: dict[str, float] = {}
         self._buckets: dict[tuple[str, str], Bucket] = {}
         self._connections: set[socket.socket] = set()
         self._resend, self._twilio, self._slack = Resend(self), Twilio(self), Slack(self)
@@ -174,6 +175,12 @@ class Vendors:
         with self._lock:
             self._scripts[self._known(vendor)].extend(answers)
 
+    def delay(self, vendor: str, seconds: float) -> None:
+        """Answer each request to ``vendor`` ``seconds`` after it arrived (requests are served at once, each
+        in its own thread)."""
+        with self._lock:
+            self._delays[self._known(vendor)] = seconds
+
     def limit(self, vendor: str, per_second: float, burst: int) -> None:
         """Rate-limit ``vendor`` per destination to ``per_second`` with bursts of ``burst``; 0 per second: no limit."""
         with self._lock:
@@ -258,6 +265,8 @@ class Vendors:
         if fake is None:
             return text_reply(404, "not found")
         received = fake.parse(request)
+        if wait := self._delays.get(received.vendor):
+            self._closing.wait(wait)
         answer = self._record(received)
         if isinstance(answer, Hang):
             return None

@@ -75,12 +75,11 @@ def run_all(due: Sequence[tuple[Runs, datetime]]) -> list[CheckResult]:
     into one message makes none of them late. In this thread for one, on the request pool for several."""
     if not due:
         return []
-    policy = _policy()
+    policy, latest = _policy(), time.monotonic() + AHEAD_MAX_S
     if len(due) == 1:
         runs, slot = due[0]
-        _wait_for(slot, time.monotonic() + AHEAD_MAX_S)
+        _wait_for(slot, latest)
         return [runs.run(policy)]
-    latest = time.monotonic() + AHEAD_MAX_S
     futures = {}
     for n in sorted(range(len(due)), key=lambda n: due[n][1]):
         runs, slot = due[n]

@@ -134,15 +134,16 @@ def test_a_large_broadcast_goes_in_batches_and_a_failed_delivery_is_retried_alon
 
     batches = [m.args[0] for m, _ in broker.enqueued if m.actor_name == "send_many"]
     assert [len(ids) for ids in batches] == [notifications.BATCH, notifications.BATCH, 1]
-    [first, *others] = [n for batch in batches for n in batch]
+    ids = [n for batch in batches for n in batch]
     [(retry, delay)] = [(m, d) for m, d in broker.enqueued if m.actor_name == "send" and d]  # (then again when due)
-    assert (retry.args, retry.options["retries"], delay > 0) == ((first,), 1, True)  # the failed one alone, later
+    [failed] = retry.args  # whichever delivery was first to reach the receiver (batches run side by side)
+    assert (failed in ids, retry.options["retries"], delay > 0) == (True, 1, True)  # the failed one alone, later
     delivered = [r.headers["x-pulse-delivery"] for r in vendors.received("webhook")]
-    assert sorted(delivered) == sorted(f"pulse-{n}" for n in [first, *others])  # each once
+    assert sorted(delivered) == sorted(f"pulse-{n}" for n in ids)  # each once
     rows = {n.id: (n.status, n.attempts) for n in Notification.select()}
-    assert rows == {first: ("sent", 2)} | {n: ("sent", 1) for n in others}
+    assert rows == {n: ("sent", 1) for n in ids} | {failed: ("sent", 2)}
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert warnings == [f"send({first}) attempt 1/4: Webhook answered 503: {SCRIPTED}; retrying in 0.0 s."]
+    assert warnings == [f"send({failed}) attempt 1/4: Webhook answered 503: {SCRIPTED}; retrying in 0.0 s."]
     assert broker.dead_letters == []
 
 

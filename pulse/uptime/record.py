@@ -114,8 +114,10 @@ _COLUMNS = {
     "status": "text", "failures": "integer", "successes": "integer",
     "was_failures": "integer", "was_successes": "integer", "was_checked": "timestamptz",
 }  # fmt: skip
+# Sent in binary (%b): psycopg dumps a text array element by element in Python, quoting and
+# escaping each (the results' JSON most of all), 29 µs a check against 4 in binary.
 _BATCH = "batch AS (SELECT * FROM unnest({}) AS batch ({}))".format(
-    ", ".join(f"%({name})s::{kind}[]" for name, kind in _COLUMNS.items()), ", ".join(_COLUMNS)
+    ", ".join(f"%({name})b::{kind}[]" for name, kind in _COLUMNS.items()), ", ".join(_COLUMNS)
 )
 # The check rows, written from the rows of {source}, then the check's extracted values if it has
 # any (one check only: %(values)s), moving each value's latest (what reads it learns of it in this

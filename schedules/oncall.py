@@ -31,9 +31,9 @@ ESCALATIONS = loop.declare(
         batch=lambda rows: escalations.message_with_options(
             args=([list(key) for key, _ in rows],), broker_priority=PRIORITY_URGENT
         ),
-        # An escalation may leave up to 250 ms after its level's wait ends, with every other one
+        # An escalation may leave up to 500 ms after its level's wait ends, with every other one
         # due by then, in one message: for a few times less CPU each (docs/performance.md).
-        gather=timedelta(milliseconds=250),
+        gather=timedelta(milliseconds=500),
     )
 )
 

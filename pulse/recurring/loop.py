@@ -92,7 +92,7 @@ class Loop:
       gather: how long after a row is due the loop waits for others to send with it: one
         RabbitMQ transaction, and one batch message, for all the rows due within it. A message
         leaves up to this late (less its `lead`). Uptime gathers 500 ms and metrics 200 ms, as
-        their checks and polls are many and batched, and on-call escalations 250 ms; the others
+        their checks and polls are many and batched, and on-call escalations 500 ms; the others
         keep `GATHER`.
       lead: how long before the end of its gather a message leaves: a lead longer than the gather
         sends a message before any of its rows is due, as uptime's does (its worker starts each

@@ -31,12 +31,13 @@ def cleanup(run_id: int | None = None) -> None:
 
 @dramatiq.actor(queue_name="cleanup", time_limit=300_000, max_retries=0)
 def rollup() -> None:
-    """Bring every kind's rollups up to date (a backfill goes on in the next pass), and make the
-    coming days' partitions."""
+    """Bring every kind's rollups up to date (a backfill goes on in the next pass), make the
+    coming days' partitions and summarize the BRIN ranges of the days that are over."""
     now = utcnow()
     for table in partitions.TABLES:
         partitions.ensure(table, now)
     for kind in rollups.KINDS:
+        partitions.summarize(kind.raw, kind.recorded, now)
         progress = rollups.catch_up(kind, budget_s=ROLLUP_BUDGET_S / len(rollups.KINDS))
         if progress.steps and not progress.caught_up:
             logger.info(

@@ -95,6 +95,29 @@ def ensure(table: str, now: datetime) -> list[str]:
     return made
 
 
+def summarize(table: str, column: str, now: datetime, days: int = 31) -> int:
+    """Summarize the BRIN ranges on ``column`` not summarized yet in the day partitions of the
+    ``days`` days before today, which are over; returns how many. VACUUM leaves a partition's last
+    block range unsummarized (it may still grow), and a BRIN scan reads the pages of every
+    unsummarized range: `pulse.uptime.overview` looks for the checks recorded since the last
+    rollup pass in every partition of the last 30 days, and read such pages of each (on today's
+    partition, where the checks are written, ranges are left to VACUUM). A row added to a range
+    later widens its summary."""
+    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    closed = {day_name(table, today - timedelta(days=offset)) for offset in range(1, days + 1)}
+    indexes = db.execute_sql(
+        "SELECT x.inhrelid::regclass::text, c.relname FROM pg_inherits x "
+        "JOIN pg_index i ON i.indexrelid = x.inhrelid JOIN pg_class c ON c.oid = i.indrelid "
+        "WHERE x.inhparent = %s::regclass",
+        (f"{table}_{column}",),
+    ).fetchall()
+    summarized = 0
+    for index, partition in indexes:
+        if partition in closed:
+            summarized += db.execute_sql("SELECT brin_summarize_new_values(%s::regclass)", (index,)).fetchone()[0]
+    return summarized
+
+
 def _create(table: str, day: datetime) -> None:
     """Make a day's partition; rows of that day in the default partition move into it."""
     name, bounds = day_name(table, day), f"FROM ({_at(day)}) TO ({_at(day + timedelta(days=1))})"

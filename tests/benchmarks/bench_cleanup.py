@@ -192,6 +192,7 @@ class Checkout:
     python: str
     command: list[float] = dataclasses.field(default_factory=list)
     start: list[float] = dataclasses.field(default_factory=list)
+    query: float = 0.0  # the median of its last `status`
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, **ENV}
@@ -207,7 +208,7 @@ class Checkout:
 
 def status(components: int, now: datetime, checkouts: list[Checkout]) -> list[float]:
     """Each checkout's median `pulse status --json`, its query and its start, turn about; the
-    commands' medians."""
+    commands' and the queries' medians."""
     from pulse.db import db
 
     bare = []
@@ -225,10 +226,11 @@ def status(components: int, now: datetime, checkouts: list[Checkout]) -> list[fl
         rows, query = checkout.run("-c", QUERY, str(RUNS)).stdout.split()
         assert int(rows) == components, rows
         command, start, query = statistics.median(checkout.command), statistics.median(checkout.start), float(query)
-        log(f"  {checkout.root}: pulse status --json {command:.2f} s: its query {query:.2f} s "
-            f"({query / command:.0%}), its start {start:.2f} s ({start / command:.0%}), the rest "
-            f"{command - query - start:.2f} s; the raw query before: {old / query:.0f}x the query")  # fmt: skip
-    return [statistics.median(checkout.command) for checkout in checkouts]
+        log(f"  {checkout.root}: pulse status --json {command:.3f} s: its query {query:.3f} s "
+            f"({query / command:.0%}), its start {start:.3f} s ({start / command:.0%}), the rest "
+            f"{command - query - start:.3f} s; the raw query before: {old / query:.0f}x the query")  # fmt: skip
+        checkout.query = query
+    return [(statistics.median(checkout.command), checkout.query) for checkout in checkouts]
 
 
 def grow(components: int, raw_days: int, rollup_days: int, times: int, now: datetime) -> None:
@@ -394,9 +396,9 @@ def main() -> None:
     if args.grow > 1:
         grow(args.components, args.raw_days, args.rollup_days, args.grow, now)
         grown = status(args.components, now, checkouts)
-        for checkout, before, after in zip(checkouts, commands, grown, strict=True):
+        for checkout, (before, query), (after, grown_query) in zip(checkouts, commands, grown, strict=True):
             log(f"with {args.grow}x the history, pulse status --json of {checkout.root} took {after / before:.2f}x "
-                f"its time")  # fmt: skip
+                f"its time, its query {grown_query / query:.2f}x")  # fmt: skip
     if not args.skip_cleanup:
         cleanup(args.components, now, args.writer_seconds)
     if not args.keep:

@@ -265,3 +265,20 @@ def test_what_locations_found_goes_with_the_uptime_checks_retention(component):
     assert found(clean(), "location_check").rows == 2
     kept = db.execute_sql("SELECT DISTINCT scheduled_at FROM location_check").fetchall()
     assert kept == [(NOW - DAY,)]
+
+
+def test_the_days_that_are_over_have_their_brin_ranges_summarized(component):
+    """A BRIN scan reads every page of a range not summarized (VACUUM leaves a partition's last
+    one so): the days that are over are summarized, today's is left to VACUUM."""
+    api = component()
+    history_partitions(days=range(-2, 1))
+    indexes = [partitions.day_name("uptime_check", TODAY + offset * DAY) + "_checked_at_idx" for offset in (-2, -1, 0)]
+    for offset, index in zip((-2, -1, 0), indexes, strict=True):
+        add_checks(api.id, [(TODAY + offset * DAY + HOUR, TODAY + offset * DAY + HOUR, "OPERATIONAL", 10)])
+        db.execute_sql("SELECT brin_desummarize_range(%s::regclass, 0)", (index,))  # as a range filled since VACUUM
+
+    assert partitions.summarize("uptime_check", "checked_at", NOW) == 2
+    assert partitions.summarize("uptime_check", "checked_at", NOW) == 0
+    with db.atomic() as transaction:  # today's range is still not summarized
+        assert db.execute_sql("SELECT brin_summarize_new_values(%s::regclass)", (indexes[2],)).fetchone() == (1,)
+        transaction.rollback()

@@ -101,8 +101,8 @@ def summarize(table: str, column: str, now: datetime, days: int = 31) -> int:
     block range unsummarized (it may still grow), and a BRIN scan reads the pages of every
     unsummarized range: `pulse.uptime.overview` looks for the checks recorded since the last
     rollup pass in every partition of the last 30 days, and would read such pages in each (on
-    today's partition, where the checks are written, ranges are left to VACUUM). A row added to a range
-    later widens its summary."""
+    today's partition, where the checks are written, ranges are left to VACUUM). A row added to a
+    range later widens its summary."""
     today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     closed = {day_name(table, today - timedelta(days=offset)) for offset in range(1, days + 1)}
     indexes = db.execute_sql(

@@ -192,7 +192,6 @@ class Checkout:
     python: str
     command: list[float] = dataclasses.field(default_factory=list)
     start: list[float] = dataclasses.field(default_factory=list)
-    query: float = 0.0  # the median of its last `status`
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, **ENV}
@@ -206,12 +205,13 @@ class Checkout:
         into.append(time.monotonic() - started)
 
 
-def status(components: int, now: datetime, checkouts: list[Checkout]) -> list[float]:
+def status(components: int, now: datetime, checkouts: list[Checkout]) -> list[tuple[float, float]]:
     """Each checkout's median `pulse status --json`, its query and its start, turn about; the
     commands' and the queries' medians."""
     from pulse.db import db
 
-    bare = []
+    bare: list[float] = []
+    medians: list[tuple[float, float]] = []
     for checkout in checkouts:
         checkout.command, checkout.start = [], []
     for _ in range(RUNS):
@@ -229,8 +229,8 @@ def status(components: int, now: datetime, checkouts: list[Checkout]) -> list[fl
         log(f"  {checkout.root}: pulse status --json {command:.3f} s: its query {query:.3f} s "
             f"({query / command:.0%}), its start {start:.3f} s ({start / command:.0%}), the rest "
             f"{command - query - start:.3f} s; the raw query before: {old / query:.0f}x the query")  # fmt: skip
-        checkout.query = query
-    return [(statistics.median(checkout.command), checkout.query) for checkout in checkouts]
+        medians.append((command, query))
+    return medians
 
 
 def grow(components: int, raw_days: int, rollup_days: int, times: int, now: datetime) -> None:

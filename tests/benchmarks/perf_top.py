@@ -28,10 +28,10 @@ def innermost(sample: list[str]) -> str:
     return sample[0].split(maxsplit=1)[-1] if sample else "?"
 
 
-def main(lines: list[str], top: int = 30) -> None:
+def main(text: str, top: int = 30) -> None:
     shares: collections.Counter[str] = collections.Counter()
     kernel = total = 0
-    for block in "\n".join(lines).split("\n\n"):
+    for block in text.split("\n\n"):
         frames = [line.strip() for line in block.strip().splitlines()[1:] if line.strip()]
         if not frames:
             continue
@@ -46,4 +46,4 @@ def main(lines: list[str], top: int = 30) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.stdin.read().splitlines(), int(sys.argv[1]) if len(sys.argv) > 1 else 30)
+    main(sys.stdin.read(), int(sys.argv[1]) if len(sys.argv) > 1 else 30)

@@ -9,6 +9,11 @@ line, so slow clients holding every connection cannot keep others out; when no r
 (every connection is running one), the new connection is answered 503 and closed at once, with one
 WARNING line, as it opens.
 
+The one to close is chosen once the loop has read what is waiting on the connections, not as the new
+one opens: connections accepted together (a burst of reconnecting slow clients, say) are made one
+after the other before any of them is read, so a client that sent its request whole just before the
+burst would otherwise be, to the server, the one arriving the longest.
+
 uvicorn times out an idle keep-alive connection (``timeout_keep_alive``) but never a request still
 arriving: a client sending its headers or body a byte at a time would hold its connection for ever.
 Here each request must arrive whole (request line, headers and body) within ``deadline_s`` seconds of
@@ -35,6 +40,13 @@ logger = logging.getLogger("pulse.inbound")
 BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
 
 
+class Room:
+    """The closings owed to connections admitted over the cap, not yet made (`BoundedProtocol`)."""
+
+    def __init__(self) -> None:
+        self.owed = 0
+
+
 class BoundedProtocol(H11Protocol):
     """Parameters (class attributes, set by `bounded`):
     deadline_s: seconds a request has to arrive whole.
@@ -44,6 +56,7 @@ class BoundedProtocol(H11Protocol):
 
     deadline_s: float = 10.0
     max_connections: int = 64
+    room: Room  # the service's, shared by its connections
     _deadline: asyncio.TimerHandle | None = None  # while a request arrives
     _arriving_since = 0.0  # the loop's time when the request arriving began
 
@@ -53,16 +66,21 @@ class BoundedProtocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if sum(not c.transport.is_closing() for c in self.connections) > self.max_connections and not self._evict():
-            client = self.client[0] if self.client else "-"
-            logger.warning(
-                "Refused a connection from %s: %d are open already; it is answered 503 and closed.",
-                client,
-                self.max_connections,
-            )
-            transport.write(BUSY)
-            transport.close()
-            return
+        if self._open() > self.max_connections:
+            if len(self._arriving()) <= self.room.owed:  # none left to close: every other runs a request
+                client = self.client[0] if self.client else "-"
+                logger.warning(
+                    "Refused a connection from %s: %d are open already; it is answered 503 and closed.",
+                    client,
+                    self.max_connections,
+                )
+                transport.write(BUSY)
+                transport.close()
+                return
+            # One is closed once the loop has read what is waiting (a timer runs after the reads of
+            # its loop iteration): this one's request, or another's just accepted, may be there.
+            self.room.owed += 1
+            self.loop.call_later(0, self._make_room)
         self._arm()
 
     def data_received(self, data: bytes) -> None:
@@ -79,15 +97,25 @@ class BoundedProtocol(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
-    def _evict(self) -> bool:
-        """Close the connection whose request has been arriving the longest, if one is; whether one was."""
-        arriving = [
+    def _open(self) -> int:
+        return sum(not c.transport.is_closing() for c in self.connections)
+
+    def _arriving(self) -> list[BoundedProtocol]:
+        """The open connections whose request is arriving."""
+        return [
             c
             for c in self.connections
             if isinstance(c, BoundedProtocol) and c._deadline is not None and not c.transport.is_closing()
         ]
-        if not arriving:
-            return False
+
+    def _make_room(self) -> None:
+        """Close the connection whose request has been arriving the longest, if the connections are
+        still over the cap and one is arriving (if every one has arrived meanwhile, they are over the
+        cap by one until a connection closes)."""
+        self.room.owed -= 1
+        arriving = self._arriving()
+        if self._open() <= self.max_connections or not arriving:
+            return
         slowest = min(arriving, key=lambda c: c._arriving_since)
         logger.warning(
             "Closed a connection from %s to make room (%d are open at most): its request had been arriving for %.1f s.",
@@ -97,7 +125,6 @@ class BoundedProtocol(H11Protocol):
         )
         slowest._disarm()
         slowest.transport.close()
-        return True
 
     def _arm(self) -> None:
         self._arriving_since = self.loop.time()
@@ -123,4 +150,8 @@ class BoundedProtocol(H11Protocol):
 
 def bounded(*, deadline_s: float, max_connections: int) -> Any:
     """The protocol class for uvicorn's ``http`` option, with its bounds."""
-    return type("BoundedProtocol", (BoundedProtocol,), {"deadline_s": deadline_s, "max_connections": max_connections})
+    return type(
+        "BoundedProtocol",
+        (BoundedProtocol,),
+        {"deadline_s": deadline_s, "max_connections": max_connections, "room": Room()},
+    )

@@ -311,19 +311,12 @@ def test_slow_clients_on_every_connection_and_oversized_bodies_leave_room_for_a_
     try:
         with Slowloris(serve.port, connections=150) as slow, Oversized(serve.port) as big:
             wait_for(lambda: slow.opened >= 300, "slow connections closed and opened again", timeout=30)
-            seconds, resets = [], 0
+            seconds = []
             for i in range(20):
                 started = time.monotonic()
-                try:
-                    answer = requests.post(serve.url(f"/ping/{token(i)}"), data=f"during-{i}".encode(), timeout=10)
-                except requests.ConnectionError:
-                    # A connection accepted among many at once may be closed to make room before the
-                    # server read its request (it is the one arriving the longest then): sent again.
-                    resets += 1
-                    answer = requests.post(serve.url(f"/ping/{token(i)}"), data=f"during-{i}".encode(), timeout=10)
+                answer = requests.post(serve.url(f"/ping/{token(i)}"), data=f"during-{i}".encode(), timeout=10)
                 seconds.append(time.monotonic() - started)
                 assert answer.status_code == 200
-            assert resets <= 2, resets
             wait_for(lambda: big.statuses.count(413) >= 3, "oversized bodies refused")
     finally:
         assert serve.stop() == 0, serve.output[-3000:]

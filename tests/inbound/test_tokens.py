@@ -13,6 +13,8 @@ import psycopg
 import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 from pulse.db import db, setup_database
 from pulse.inbound.limits import TokenBuckets
@@ -240,3 +242,61 @@ def test_a_connection_over_the_cap_is_answered_503_when_every_connection_runs_a_
     assert warnings(caplog) == [
         "Refused a connection from 127.0.0.1: 2 are open already; it is answered 503 and closed."
     ]
+
+
+def test_a_request_sent_whole_just_before_a_burst_of_connections_is_served(settings, caplog):
+    """Connections accepted together are made one after the other before any is read: the one to
+    close to make room is chosen after the loop read the request that came first, whole."""
+    hold, held = threading.Event(), threading.Event()
+
+    async def block(request):
+        held.set()
+        hold.wait(10)  # the loop itself waits: what comes meanwhile is accepted together after
+        return PlainTextResponse("held")
+
+    served = [
+        token_route(
+            "/t/{token}",
+            lambda arrival: ok(),
+            methods=["POST"],
+            max_body_bytes=100,
+            buckets=TokenBuckets(rate_per_s=1, burst=5),
+        ),
+        Route("/block", block),
+    ]
+    with running(settings, served=served, max_connections=3) as service:
+        dripping = socket.create_connection(("127.0.0.1", service.port), timeout=5)
+        dripping.sendall(b"GET /t/x HTTP/1.1\r\n")  # arriving, the longest
+        blocker = socket.create_connection(("127.0.0.1", service.port), timeout=5)
+        blocker.sendall(b"GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert held.wait(5)
+        ping = socket.create_connection(("127.0.0.1", service.port), timeout=5)
+        body = b"whole"
+        ping.sendall(
+            f"POST /t/{KNOWN} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        burst = [socket.create_connection(("127.0.0.1", service.port), timeout=5) for _ in range(3)]
+        caplog.set_level(logging.INFO)
+        hold.set()
+        answered = ping.recv(4096)
+        closed = [c for c in [dripping, *burst] if closed_by_server(c)]
+        for c in (dripping, blocker, ping, *burst):
+            c.close()
+
+    assert answered.startswith(b"HTTP/1.1 200 ")
+    assert closed == [dripping, *burst[:2]]  # the longest arriving first: the burst is still silent
+    assert [w.split(":")[0] for w in warnings(caplog)] == [
+        "Closed a connection from 127.0.0.1 to make room (3 are open at most)"
+    ] * 3
+
+
+def closed_by_server(connection):
+    """Whether the server closed ``connection`` (within 1 s)."""
+    connection.settimeout(1)
+    try:
+        return connection.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False

@@ -19,7 +19,6 @@ import importlib
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,6 +41,9 @@ os.environ.update(
     }
 )
 sys.path.insert(0, str(ROOT))
+
+from tests.support.worker import free_port  # noqa: E402 (once the project is on the path)
+
 VARIANTS = {
     "bare": ("tests.benchmarks.bare_noop", "bench-bare"),
     "pulse": ("tests.benchmarks.pulse_noop", "bench-pulse"),
@@ -85,12 +87,6 @@ def fill(queue: str, count: int) -> None:
     while ch.queue_declare(queue, passive=True).method.message_count < count:
         ch.connection.sleep(0.05)
     ch.connection.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(variant: str, count: int, processes: int, threads: int) -> float:

@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pulse.processes import DRAMATIQ
-from tests.benchmarks.measure import ROOT, environment, free_port, reset, tree
+from tests.benchmarks.measure import ROOT, environment, reset, tree
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_recycling"
 READY = "Worker process is ready for action"

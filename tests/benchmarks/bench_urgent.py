@@ -31,7 +31,8 @@ from pathlib import Path
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.benchmarks.measure import ROOT, drop_vhost, environment, free_port, reset
+from tests.benchmarks.measure import ROOT, drop_vhost, environment, reset
+from tests.support.worker import free_port
 
 #: Run the broadcast of an event (argv[1]) in the process; publish it as Pulse does, printing when
 #: (epoch seconds: every time here is the machine's clock, which PostgreSQL's timestamps share).

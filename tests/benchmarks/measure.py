@@ -53,14 +53,6 @@ def drop_vhost(name: str) -> None:
     requests.delete(f"http://guest:guest@{HOST}:15672/api/vhosts/{name}", timeout=60)
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def pids(*names: str) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):

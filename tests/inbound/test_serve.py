@@ -3,7 +3,6 @@ and stops gracefully on SIGTERM; `pulse oncall ack-server` runs the same service
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 
@@ -11,12 +10,7 @@ import pytest
 import requests
 
 from tests.support.env import ENV
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.worker import free_port
 
 
 @pytest.mark.parametrize("command", [["serve"], ["oncall", "ack-server"]])

@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar
 
+from tests.support.worker import free_port
+
 T = TypeVar("T")
 
 
@@ -212,7 +214,5 @@ class HTTPTarget:
 
 
 def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 that nothing listens on."""
+    return free_port()

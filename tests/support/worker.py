@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -25,10 +26,25 @@ ROOT = Path(__file__).resolve().parents[2]
 READY = "Worker process is ready for action"
 
 
+# The tests' own servers listen on ports below the kernel's ephemeral range (32768-60999 unless
+# net.ipv4.ip_local_port_range says otherwise), where no outgoing connection takes one: a port found
+# free stays free until its server binds it, even with other test runs (tox -p) opening thousands of
+# connections beside. Picked at random, so two runs at once rarely try the same one.
+PORTS = range(12000, 25000)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of PORTS that nothing has bound on any address (nor listens on)."""
+    for _ in range(200):
+        port = random.randrange(PORTS.start, PORTS.stop)
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is no obstacle
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
 class WorkerProcess:

@@ -114,13 +114,18 @@ class WorkerProcess:
         self.process.wait(30)
 
     def stop(self, timeout: float = 30) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)  # the main process passes it on, once
+        self.terminate()
+        if self.process.returncode is None:
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
         return self.process.returncode
+
+    def terminate(self) -> None:
+        """Ask it to stop (SIGTERM), not waiting: `stop` waits."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)  # the main process passes it on, once
 
 
 class SchedulerProcess(WorkerProcess):

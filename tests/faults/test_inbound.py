@@ -20,7 +20,6 @@ import json
 import re
 import select
 import socket
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -34,7 +33,7 @@ from pulse.models import AlertEvent, FailedMessage, HeartbeatPing, Notification,
 from tests.sources import bodies
 from tests.sources.conftest import ALERTMANAGER_TOKEN, EVENTS_TOKEN, GRAFANA_TOKEN
 from tests.sources.conftest import FILE as SOURCES
-from tests.support.postgres import restart_postgres
+from tests.support.restarts import rabbitmqctl, restart_postgres
 from tests.support.serve import ServeProcess
 from tests.support.wait import wait_for
 
@@ -158,6 +157,7 @@ def log_lines(serve: ServeProcess) -> list[dict]:
 
 
 @pytest.mark.minutes
+@pytest.mark.restarts
 def test_a_postgres_restart_is_answered_503_and_nothing_answered_2xx_is_lost(
     applied, serve, workers, schedulers, provider_env, vendors
 ):
@@ -191,17 +191,8 @@ def test_a_postgres_restart_is_answered_503_and_nothing_answered_2xx_is_lost(
     assert serve.process.poll() is None
 
 
-def rabbitmqctl(*args):
-    subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
-
-
-@pytest.fixture
-def rabbitmq_started_at_the_end():
-    yield
-    rabbitmqctl("start_app")  # whatever happened, leave RabbitMQ running
-
-
 @pytest.mark.minutes
+@pytest.mark.restarts
 def test_a_rabbitmq_restart_changes_no_answer_and_everything_is_applied_once_after(
     applied, serve, workers, schedulers, provider_env, vendors, rabbitmq_started_at_the_end
 ):

@@ -27,7 +27,7 @@ from pulse.models import (
     OnCallTimeline,
     utcnow,
 )
-from tests.support.postgres import restart_postgres
+from tests.support.restarts import restart_postgres
 from tests.support.vendors import Hang
 from tests.support.wait import wait_for
 
@@ -129,6 +129,7 @@ def test_two_schedulers_across_a_deadline_escalate_each_alert_once(
 
 
 @pytest.mark.minutes
+@pytest.mark.restarts
 def test_an_escalation_due_while_postgres_restarts_happens_late_but_once(
     database, rabbit, vendors, provider_env, workers, schedulers
 ):

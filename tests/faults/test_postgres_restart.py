@@ -15,7 +15,7 @@ from pulse.models import Event, FailedMessage, MetricDataPoint, UptimeCheck, utc
 from tests.support.channels import webhook_channel
 from tests.support.metrics import newrelic_queries
 from tests.support.newrelic import NewRelic
-from tests.support.postgres import restart_postgres
+from tests.support.restarts import restart_postgres
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
 
@@ -23,6 +23,7 @@ COMPONENTS, QUERIES = 5, 3
 
 
 @pytest.mark.minutes
+@pytest.mark.restarts
 def test_workers_and_scheduler_ride_out_a_postgres_restart(make_component, target, workers, schedulers):
     components = [
         make_component(target, key=f"c{i}", interval_seconds=15, failure_threshold=1) for i in range(COMPONENTS)

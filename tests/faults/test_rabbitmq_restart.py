@@ -6,7 +6,6 @@ skipped); checks are scheduled again; an event written while RabbitMQ was down (
 send failed) is sent by the outbox sweep and delivered; every event ends sent and delivered once.
 """
 
-import subprocess
 import time
 from collections import Counter
 from datetime import timedelta
@@ -19,12 +18,9 @@ from pulse.db import db
 from pulse.models import Event, Notification, UptimeCheck, utcnow
 from pulse.models.event import STATUS_CHANGED
 from tests.support.channels import webhook_channel
+from tests.support.restarts import rabbitmqctl
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for
-
-
-def rabbitmqctl(*args):
-    subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
 
 
 def consumers(settings, queue):
@@ -35,15 +31,10 @@ def consumers(settings, queue):
         return 0  # the management API is down with the broker
 
 
-@pytest.fixture
-def restart_rabbitmq_at_the_end():
-    yield
-    rabbitmqctl("start_app")  # whatever happened, leave RabbitMQ running
-
-
 @pytest.mark.minutes
+@pytest.mark.restarts
 def test_workers_and_scheduler_reconnect_and_nothing_is_lost(
-    make_component, target, workers, schedulers, settings, restart_rabbitmq_at_the_end
+    make_component, target, workers, schedulers, settings, rabbitmq_started_at_the_end
 ):
     components = [make_component(target, key=f"c{i}", interval_seconds=15) for i in range(5)]
     organization = components[0].organization

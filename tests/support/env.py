@@ -1,4 +1,5 @@
-"""Where the tests run: a database and a RabbitMQ vhost of their own per tox environment.
+"""Where the tests run: a database and a RabbitMQ vhost of their own per tox environment (and per
+pytest-xdist worker).
 
 Imported by conftest before anything of Pulse, so the settings every process reads are these.
 """
@@ -7,7 +8,10 @@ import os
 import re
 import tempfile
 
-NAMESPACE = "pulse_test_" + re.sub(r"\W", "_", os.environ.get("TOX_ENV_NAME", "local"))
+RUN = os.environ.get("TOX_ENV_NAME", "local")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # gw0, gw1, ...
+    RUN += "_" + os.environ["PYTEST_XDIST_WORKER"]
+NAMESPACE = "pulse_test_" + re.sub(r"\W", "_", RUN)
 HOST = os.environ.get("PULSE_TEST_HOST", "127.0.0.1")
 
 ENV = {

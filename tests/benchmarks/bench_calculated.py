@@ -18,7 +18,8 @@ for each burst:
 2. waits until every metric shows the value its formula gives for the last round's inputs;
 3. prints the evaluations per metric (data points written since the burst began), the time from
    the burst's last update until each metric showed its final value (p50, p99, max), and the CPU
-   per evaluation of the workers and scheduler, of RabbitMQ, and of PostgreSQL (which also ran the
+   per evaluation of the workers and scheduler, of RabbitMQ (a node of the benchmark's own), and of
+   PostgreSQL (the backends of the benchmark's database, the feeder's among them: it also ran the
    source writes).
 
 Beside it, in the same process: a plain loop of `numexpr.evaluate` over the same formulas
@@ -36,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,21 +49,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pulse.calculated.evaluation import evaluate
 from pulse.calculated.formula import parse
 from tests.benchmarks.measure import (
+    OWN_BROKER,
     ROOT,
+    Tracked,
+    backends,
     cpu_seconds,
     environment,
-    free_port,
+    own_rabbitmq,
     percentile,
-    pids,
     reset,
     start_pulse,
     stop_pulse,
     tree,
 )
 from tests.support.wait import wait_for
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_calculated"
-ENV = environment(NAME)
+ENV = environment(NAME, OWN_BROKER)
 ROUNDS, ROUND_S, BATCH = 10, 1.0, 250
 # Each formula in mathjs syntax, and the same computation written for numexpr by hand.
 FORMULAS = [
@@ -176,10 +181,14 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
     args = parser.parse_args()
-    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
-
     numexpr_us, pulse_us = in_process(args.metrics, 20)
-    reset(NAME)
+    with own_rabbitmq() as rabbit:
+        run(args, rabbit, numexpr_us, pulse_us)
+
+
+def run(args: argparse.Namespace, rabbit: Callable[[], list[int]], numexpr_us: float, pulse_us: float) -> None:
+    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+    reset(NAME, OWN_BROKER)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as file:
         yaml.safe_dump(config(args.metrics, args.sources), file)
         file.flush()
@@ -188,6 +197,7 @@ def main() -> None:
         applied_s = time.monotonic() - started
 
     workers, scheduler = start_pulse(env, args.processes, args.threads)
+    postgres = Tracked(backends(NAME))
     results = []
     try:
         with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
@@ -208,12 +218,12 @@ def main() -> None:
             for burst in range(args.bursts):
                 time.sleep(5)
                 watched = tree(workers.pid) + tree(scheduler.pid)
-                groups = (watched, pids("beam.smp"), pids("postgres"))
-                before = [cpu_seconds(group) for group in groups]
+                groups = (watched, rabbit())
+                before = [*(cpu_seconds(group) for group in groups), postgres.seconds()]
                 began, ended, late = feed(conn, ids, burst)
                 wanted = expected(args.metrics, args.sources, burst)
                 wait_for(lambda wanted=wanted: shows(conn, wanted), "every metric's final value", timeout=120)
-                after = [cpu_seconds(group) for group in groups]
+                after = [*(cpu_seconds(group) for group in groups), postgres.seconds()]
                 rows = conn.execute(
                     """SELECT c.key, count(p.id), max(p.created_at)
                        FROM calculated_metric c JOIN calculated_metric_data_point p ON p.calculated_metric_id = c.id
@@ -222,6 +232,7 @@ def main() -> None:
                 ).fetchall()
                 results.append((began, ended, late, rows, [a - b for a, b in zip(after, before, strict=True)]))
     finally:
+        postgres.stop()
         stop_pulse(workers, scheduler)
 
     print(

@@ -66,16 +66,17 @@ from tests.benchmarks.bench_serve import pulse_server, serving
 from tests.benchmarks.measure import (
     HOST,
     ROOT,
+    backends,
     cpu_seconds,
     drop_vhost,
     environment,
-    free_port,
     percentile,
     reset,
     start_pulse,
     stop_pulse,
     tree,
 )
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_inbound"
 ENV = environment(NAME)
@@ -355,12 +356,6 @@ def drain(conn: psycopg.Connection, limit_s: float = 600) -> float:
     return time.monotonic() - started
 
 
-def backends(conn: psycopg.Connection) -> list[int]:
-    """The PostgreSQL backends of the benchmark's database but this connection's."""
-    query = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-    return [row[0] for row in conn.execute(query).fetchall()]
-
-
 def report(title: str, best: dict[str, Step | None]) -> None:
     print(title)
     base = best["hello"]
@@ -416,7 +411,9 @@ def main() -> None:
             serving(pulse_server, hello_port := free_port()) as hello_pid,
             psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn,
         ):
-            served = {"server": lambda: [serve.pid], "PostgreSQL": lambda: backends(conn)}
+            own = conn.execute("SELECT pg_backend_pid()").fetchone()[0]  # the benchmark's counting, not counted
+            database = backends(NAME)
+            served = {"server": lambda: [serve.pid], "PostgreSQL": lambda: [p for p in database() if p != own]}
             kinds = {
                 "hello": Kind(hello_port, hello, {"server": lambda: [hello_pid]}),
                 "pings": Kind(port, pings(args.monitors), served, Counted(conn, "heartbeat_ping")),

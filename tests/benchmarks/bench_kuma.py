@@ -41,13 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.benchmarks.bench_uptime import baseline
 from tests.benchmarks.measure import (
     cpu_seconds,
-    free_port,
     machine_busy_seconds,
     peak_rss_mib,
     percentile,
     sleep_until,
     tree,
 )
+from tests.support.worker import free_port
 
 #: How Kuma writes a heartbeat's time (redbean-node's isoDateTimeMillis, UTC).
 KUMA_TIME = "%Y-%m-%d %H:%M:%S.%f"

@@ -13,7 +13,8 @@ It migrates its own database (pulse_bench_metrics) and vhost and starts a real P
    a window of T minutes: polls/s; the lag (data point written minus its slot: the start lag plus
    the query's own time) p50/p99/max; missed slots (due in the window, no data point) and
    duplicated polls (queries Prometheus answered beyond the data points written); the CPU per
-   poll of the workers and scheduler, RabbitMQ, PostgreSQL and Prometheus;
+   poll of the workers and scheduler, RabbitMQ (a node of the benchmark's own), PostgreSQL (the
+   backends of the benchmark's database) and Prometheus;
 3. saturation: the same queries made due every `--saturate` seconds, more than the workers can
    poll, for one minute: polls/s, and the ratio to the baseline.
 """
@@ -36,11 +37,13 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from pulse.net import AddressPolicy, Request, fetch
 from tests.benchmarks.measure import (
+    OWN_BROKER,
+    Tracked,
+    backends,
     cpu_seconds,
     environment,
-    free_port,
+    own_rabbitmq,
     percentile,
-    pids,
     reset,
     sleep_until,
     start_pulse,
@@ -48,9 +51,10 @@ from tests.benchmarks.measure import (
     tree,
 )
 from tests.support.prometheus import Prometheus
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_metrics"
-ENV = environment(NAME)
+ENV = environment(NAME, OWN_BROKER)
 SERIES = 10  # series of the exporter's metric; query i reads series i % SERIES
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -133,8 +137,8 @@ def main() -> None:
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
     texts = queries(args.queries)
 
-    reset(NAME)
-    with Prometheus() as prometheus:
+    with own_rabbitmq() as rabbit, Prometheus() as prometheus:
+        reset(NAME, OWN_BROKER)
         prometheus.set("pulse_bench_value", **{f"s{i}": 100.0 + i for i in range(SERIES)})
         plain = baseline(prometheus.url, texts, args.baseline)
         rounds = [(keep, fetched(prometheus.url, texts, 5, keep)) for _ in range(3) for keep in (True, False)]
@@ -149,10 +153,12 @@ def main() -> None:
             end = start + timedelta(minutes=args.minutes)
             sleep_until(start)
             watched = tree(workers.pid) + tree(scheduler.pid)
-            others = (pids("beam.smp"), pids("postgres"), [prometheus.process.pid])
-            before = [cpu_seconds(watched), *(cpu_seconds(group) for group in others)]
+            others = (rabbit(), [prometheus.process.pid])
+            postgres = Tracked(backends(NAME))
+            before = [cpu_seconds(watched), cpu_seconds(others[0]), postgres.seconds(), cpu_seconds(others[1])]
             sleep_until(end)
-            after = [cpu_seconds(watched), *(cpu_seconds(group) for group in others)]
+            after = [cpu_seconds(watched), cpu_seconds(others[0]), postgres.seconds(), cpu_seconds(others[1])]
+            postgres.stop()
             sleep_until(end + timedelta(seconds=10))  # let the window's last polls finish
 
             with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:

@@ -8,7 +8,8 @@ plain `requests` POST loop against it (a fresh connection per request, one proce
 baseline), creates the subscribers and one event, starts `dramatiq pulse.actors -Q notifications`,
 sends `broadcast` and waits for every notification to be sent. It prints deliveries/s, the time
 from the broadcast to the last delivery, duplicates and losses as the receiver counted them, the
-CPU of workers, RabbitMQ and PostgreSQL per delivery, and the ratio to the baseline.
+CPU of workers, RabbitMQ (a node of the benchmark's own) and PostgreSQL (the backends of its
+database) per delivery, and the ratio to the baseline.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -27,20 +29,22 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.benchmarks.measure import (
-    HOST,
+    OWN_BROKER,
     ROOT,
+    Tracked,
+    backends,
     cpu_seconds,
     environment,
-    free_port,
     machine_busy_seconds,
+    own_rabbitmq,
     peak_rss_mib,
-    pids,
     reset,
     tree,
 )
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_notifications"
-ENV = environment(NAME)
+ENV = environment(NAME, OWN_BROKER)
 BODY = json.dumps({"id": "pulse-1", "type": "incident.opened", "title": "Public API is down", "summary": "x" * 300})
 
 
@@ -73,9 +77,13 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the last delivery")
     args = parser.parse_args()
-    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+    with own_rabbitmq() as rabbit:
+        run(args, rabbit)
 
-    reset(NAME)
+
+def run(args: argparse.Namespace, rabbit: Callable[[], list[int]]) -> None:
+    env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
+    reset(NAME, OWN_BROKER)
     port = free_port()
     receiver = subprocess.Popen(
         [sys.executable, str(ROOT / "tests/benchmarks/fast_target.py"), str(port)], stdout=subprocess.PIPE, text=True
@@ -96,7 +104,7 @@ def main() -> None:
         start_new_session=True,
     )
     try:
-        queue = f"http://guest:guest@{HOST}:15672/api/queues/{NAME}/notifications"
+        queue = f"{OWN_BROKER.api}/api/queues/{NAME}/notifications"
         while requests.get(queue, timeout=5).json().get("consumers", 0) < args.processes:
             time.sleep(0.2)  # the workers are booting
         os.environ.update(ENV)
@@ -105,10 +113,10 @@ def main() -> None:
         setup_broker()
         from actors.notifications import broadcast
 
-        watched, rabbit = tree(workers.pid), pids("beam.smp")
+        watched, rabbit_pids = tree(workers.pid), rabbit()
         # The workers connect to PostgreSQL on their first message: backends started later count from 0.
-        postgres_before = {pid: cpu_seconds([pid]) for pid in pids("postgres")}
-        before = (cpu_seconds(watched), cpu_seconds(rabbit), 0.0, machine_busy_seconds())
+        postgres = Tracked(backends(NAME))
+        before = (cpu_seconds(watched), cpu_seconds(rabbit_pids), postgres.seconds(), machine_busy_seconds())
         started = time.monotonic()
         broadcast.send(event_id)
         with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
@@ -121,8 +129,8 @@ def main() -> None:
                 if sent + failed >= args.subscribers:
                     break
                 time.sleep(0.05)
-        postgres = sum(cpu_seconds([pid]) - postgres_before.get(pid, 0.0) for pid in pids("postgres"))
-        after = (cpu_seconds(watched), cpu_seconds(rabbit), postgres, machine_busy_seconds())
+        after = (cpu_seconds(watched), cpu_seconds(rabbit_pids), postgres.seconds(), machine_busy_seconds())
+        postgres.stop()
         rss = peak_rss_mib(tree(workers.pid)[1:])
     finally:
         os.killpg(workers.pid, signal.SIGTERM)

@@ -12,7 +12,8 @@ and `periodiq pulse.actors`, and waits until every alert is at level 2. It print
   (goal: p99 <= 1 s);
 - missed (an alert not at level 2) and doubled (an alert escalated twice, or paged twice at
   level 2: more than one page row of level 2);
-- CPU per escalation of the workers and scheduler, of RabbitMQ, and of PostgreSQL, over the window,
+- CPU per escalation of the workers and scheduler, of RabbitMQ (a node of the benchmark's own), and
+  of PostgreSQL (the backends of the benchmark's database), over the window,
   and the same less what those processes use doing nothing (measured for 30 s before the first
   deadline): at 17 escalations a second the idle cost of 16 waiting threads is a large share.
 
@@ -31,6 +32,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -38,19 +40,22 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.benchmarks.measure import (
+    OWN_BROKER,
+    Tracked,
+    backends,
     cpu_seconds,
     environment,
-    free_port,
+    own_rabbitmq,
     percentile,
-    pids,
     reset,
     start_pulse,
     stop_pulse,
     tree,
 )
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_oncall"
-ENV = environment(NAME)
+ENV = environment(NAME, OWN_BROKER)
 LEAD = timedelta(seconds=45)  # the first deadline after the start: the workers' loop runs well before then
 POLICY = {
     "key": "bench",
@@ -134,13 +139,15 @@ def bare_loop(conn: psycopg.Connection, alerts: int) -> tuple[float, float]:
     return time.process_time() - before[0], cpu_seconds([backend]) - before[1]
 
 
-def cpu(workers: subprocess.Popen, scheduler: subprocess.Popen) -> dict[str, float]:
-    """CPU seconds so far of Pulse's processes, of RabbitMQ, and of PostgreSQL's (backends come and
-    go: each one's whole CPU, so those that began in the window count all of theirs)."""
+def cpu(
+    workers: subprocess.Popen, scheduler: subprocess.Popen, rabbit: Callable[[], list[int]], postgres: Tracked
+) -> dict[str, float]:
+    """CPU seconds so far of Pulse's processes, of RabbitMQ's node, and of the database's backends
+    (they come and go: each one's whole CPU, so those that began in the window count all of theirs)."""
     return {
         "pulse": cpu_seconds(tree(workers.pid) + tree(scheduler.pid)),
-        "rabbitmq": cpu_seconds(pids("beam.smp")),
-        "postgresql": cpu_seconds(pids("postgres")),
+        "rabbitmq": cpu_seconds(rabbit()),
+        "postgresql": postgres.seconds(),
     }
 
 
@@ -151,8 +158,13 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
     args = parser.parse_args()
+    with own_rabbitmq() as rabbit:
+        run(args, rabbit)
+
+
+def run(args: argparse.Namespace, rabbit: Callable[[], list[int]]) -> None:
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port())}
-    reset(NAME)
+    reset(NAME, OWN_BROKER)
     started = datetime.now(UTC)
     first = started + LEAD
     spacing = timedelta(minutes=args.minutes) / args.alerts
@@ -160,11 +172,12 @@ def main() -> None:
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
         due = setup(conn, args.alerts, first, spacing)
     workers, scheduler = start_pulse(env, args.processes, args.threads, queues=("oncall",))
+    postgres = Tracked(backends(NAME))
     try:
         time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds() - IDLE_S))
-        idle = cpu(workers, scheduler)
+        idle = cpu(workers, scheduler, rabbit, postgres)
         time.sleep(max(0.0, (first - datetime.now(UTC)).total_seconds()))
-        before = cpu(workers, scheduler)
+        before = cpu(workers, scheduler, rabbit, postgres)
         idle = {name: (before[name] - idle[name]) / IDLE_S for name in before}  # CPU seconds per second
         with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
             deadline = time.monotonic() + (last - datetime.now(UTC)).total_seconds() + 120
@@ -173,7 +186,7 @@ def main() -> None:
                 if not waiting:
                     break
                 time.sleep(1)
-            after = cpu(workers, scheduler)
+            after = cpu(workers, scheduler, rabbit, postgres)
             window = (datetime.now(UTC) - first).total_seconds()
             steps = conn.execute(
                 "SELECT alert_id, at FROM oncall_timeline WHERE kind = 'escalated' AND level = 1"
@@ -182,6 +195,7 @@ def main() -> None:
             missed = args.alerts - len({alert_id for alert_id, _ in steps})
             doubled = conn.execute(DOUBLED).fetchone()[0]
     finally:
+        postgres.stop()
         stop_pulse(workers, scheduler)
 
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:

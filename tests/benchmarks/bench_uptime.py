@@ -45,7 +45,9 @@ checks (requests the target answered beyond the location checks recorded, and sl
 location rows than locations), and the CPU of the central workers, the location workers, the
 scheduler, RabbitMQ and PostgreSQL per location check and per verdict.
 
-With ``--cluster N`` it starts a RabbitMQ cluster of N nodes of its own (tests/support/cluster.py:
+Without it, Pulse runs on a RabbitMQ node of the benchmark's own (`measure.own_rabbitmq`), whose
+CPU is RabbitMQ's; PostgreSQL's is that of the backends of the benchmark's database. With
+``--cluster N`` it starts a RabbitMQ cluster of N nodes of its own (tests/support/cluster.py:
 ports 5781 and up, the system's node untouched), runs Pulse on it with quorum queues, and counts
 the CPU of those N nodes as RabbitMQ's.
 """
@@ -53,7 +55,6 @@ the CPU of those N nodes as RabbitMQ's.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
@@ -74,15 +75,19 @@ from pulse import rabbitmq
 from pulse.config import Settings
 from pulse.locations import dispatch, wire
 from tests.benchmarks.measure import (
+    MACHINE_BROKER,
+    OWN_BROKER,
     ROOT,
+    Broker,
+    Tracked,
+    backends,
     cpu_seconds,
     drop_vhost,
     environment,
-    free_port,
     machine_busy_seconds,
+    own_rabbitmq,
     peak_rss_mib,
     percentile,
-    pids,
     reset,
     sleep_until,
     start_pulse,
@@ -90,9 +95,10 @@ from tests.benchmarks.measure import (
     tree,
 )
 from tests.support.cluster import Cluster, beam_pids
+from tests.support.worker import free_port
 
 NAME = "pulse_bench_uptime"
-ENV = environment(NAME)
+ENV = environment(NAME, OWN_BROKER)
 OWN = '["[STATUS] == 200", "[BODY].status == UP", "[RESPONSE_TIME] < 1000"]'  # fast_target.py's answer
 OTHER = '["[STATUS] < 400", "[RESPONSE_TIME] < 1000"]'
 #: The central secret of the benchmark's locations (each location's key derives from it).
@@ -284,18 +290,24 @@ def main() -> None:
     env = {**os.environ, **ENV, "PULSE_METRICS_PORT": str(free_port()), "PULSE_LOCATIONS_SECRET": SECRET}
     if args.logs:
         env["PULSE_LOG_LEVEL"] = "INFO"
-    with Cluster(size=args.cluster) if args.cluster else contextlib.nullcontext() as cluster:
-        if cluster:
+    if args.cluster:
+        with Cluster(size=args.cluster) as cluster:
+            # On the cluster's vhost /; the benchmark's vhost is made on the machine's node, unused.
             env.update(PULSE_BROKER_URL=",".join(cluster.urls()), PULSE_QUEUE_TYPE="quorum")
-        try:
-            run(args, env, [pid for node in cluster.nodes for pid in beam_pids(node)] if cluster else pids("beam.smp"))
-        finally:
-            drop_vhost(NAME)  # quorum queues hold files on the node until deleted
+            env.update(PULSE_RABBITMQ_API_URL=MACHINE_BROKER.api)
+            try:
+                run(args, env, lambda: [pid for node in cluster.nodes for pid in beam_pids(node)], MACHINE_BROKER)
+            finally:
+                drop_vhost(NAME)  # quorum queues hold files on the node until deleted
+    else:
+        with own_rabbitmq() as rabbit:
+            run(args, env, rabbit, OWN_BROKER)
 
 
-def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> None:
-    """Measure Pulse with ``env``, counting the CPU of the ``rabbit`` processes as RabbitMQ's."""
-    reset(NAME)
+def run(args: argparse.Namespace, env: dict[str, str], rabbit: Callable[[], list[int]], broker: Broker) -> None:
+    """Measure Pulse with ``env``, counting the CPU of the ``rabbit`` processes as RabbitMQ's; its
+    vhost made on ``broker``."""
+    reset(NAME, broker)
     target, url = (None, args.url) if args.url else start_target()
     baseline_requests, plain = baseline(url)
     kinds_target, tcp_port, dns_port = start_kinds_target() if args.tcp or args.dns else (None, 0, 0)
@@ -327,10 +339,12 @@ def run(args: argparse.Namespace, env: dict[str, str], rabbit: list[int]) -> Non
         end = start + timedelta(minutes=args.minutes)
         sleep_until(start)
         groups = lambda: [pid for process in located for pid in tree(process.pid)]  # noqa: E731
-        watched = (tree(workers.pid), tree(scheduler.pid), rabbit, pids("postgres"), groups())
-        before = (*map(cpu_seconds, watched), machine_busy_seconds())
+        postgres = Tracked(backends(NAME))
+        watched = (tree(workers.pid), tree(scheduler.pid), rabbit(), groups())
+        before = (*map(cpu_seconds, watched[:3]), postgres.seconds(), cpu_seconds(watched[3]), machine_busy_seconds())
         sleep_until(end)
-        after = (*map(cpu_seconds, watched), machine_busy_seconds())
+        after = (*map(cpu_seconds, watched[:3]), postgres.seconds(), cpu_seconds(watched[3]), machine_busy_seconds())
+        postgres.stop()
         rss = peak_rss_mib(tree(workers.pid)[1:])
         sleep_until(end + timedelta(seconds=15))  # let the window's last checks finish
         scheduler.send_signal(signal.SIGTERM)

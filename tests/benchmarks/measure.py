@@ -1,13 +1,26 @@
-"""What the benchmarks share: a fresh database and vhost, free ports, and CPU and memory read from /proc."""
+"""What the benchmarks share: a fresh database and vhost, a RabbitMQ node of their own, and CPU
+and memory read from /proc.
+
+Whose CPU a benchmark counts: its own processes (Pulse's, its target's), the PostgreSQL backends
+connected to its database (`backends`: not the server's background processes, nor another
+database's backends) and, for the benchmarks that count RabbitMQ's, a node of the benchmark's own
+(`own_rabbitmq`): the machine's node serves every vhost in one process, whose CPU cannot be told
+apart by vhost. So a test run beside on the same machine (its database, its vhost on the machine's
+node) does not land in the figures; it still takes its share of the cores.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,25 +29,50 @@ import psycopg
 import requests
 from psycopg import sql
 
+from tests.support.cluster import Cluster, beam_pids
+
 ROOT = Path(__file__).resolve().parents[2]
 HOST = os.environ.get("PULSE_TEST_HOST", "127.0.0.1")
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def environment(name: str) -> dict[str, str]:
-    """Pulse's settings for a benchmark with its own database and vhost, both called ``name``."""
+@dataclass(frozen=True)
+class Broker:
+    """A RabbitMQ node: its AMQP address (host:port) and its management API (guest's credentials)."""
+
+    amqp: str
+    api: str
+
+
+MACHINE_BROKER = Broker(f"{HOST}:5672", f"http://guest:guest@{HOST}:15672")  # the machine's node
+OWN_BROKER = Broker("127.0.0.1:5771", "http://guest:guest@127.0.0.1:15771")  # `own_rabbitmq`'s
+
+
+@contextlib.contextmanager
+def own_rabbitmq() -> Iterator[Callable[[], list[int]]]:
+    """A RabbitMQ node of the benchmark's own at `OWN_BROKER`, configured as the machine's (the management
+    plugin, an Erlang scheduler per core; its data in a temporary directory), for as long as the
+    block runs; yields a function listing its Erlang VM's pids (whose CPU is RabbitMQ's)."""
+    node = Cluster(size=1, name="pulse-bench", base_port=5771, management_port=15771, schedulers=None)
+    with node:
+        yield lambda: beam_pids(node.nodes[0])
+
+
+def environment(name: str, broker: Broker = MACHINE_BROKER) -> dict[str, str]:
+    """Pulse's settings for a benchmark with its own database and vhost (on ``broker``), both called ``name``."""
     return {
-        "PULSE_BROKER_URL": f"amqp://guest:guest@{HOST}:5672/{name}",
+        "PULSE_BROKER_URL": f"amqp://guest:guest@{broker.amqp}/{name}",
+        "PULSE_RABBITMQ_API_URL": broker.api,
         "PULSE_DATABASE_URL": f"postgresql://postgres@{HOST}:5432/{name}",
         "PULSE_METRICS_DIR": os.path.join(tempfile.gettempdir(), name + "-metrics"),
         "PULSE_LOG_LEVEL": "WARNING",
     }
 
 
-def reset(name: str) -> None:
-    """A new vhost and a new, migrated database, both called ``name``."""
-    env = environment(name)
-    api = f"http://guest:guest@{HOST}:15672/api"
+def reset(name: str, broker: Broker = MACHINE_BROKER) -> None:
+    """A new vhost (on ``broker``) and a new, migrated database, both called ``name``."""
+    env = environment(name, broker)
+    api = f"{broker.api}/api"
     requests.delete(f"{api}/vhosts/{name}", timeout=10)
     requests.put(f"{api}/vhosts/{name}", timeout=10).raise_for_status()
     requests.put(
@@ -48,22 +86,64 @@ def reset(name: str) -> None:
     )
 
 
-def drop_vhost(name: str) -> None:
+def drop_vhost(name: str, broker: Broker = MACHINE_BROKER) -> None:
     """Delete the vhost ``name`` and its queues (quorum queues hold files on the node until deleted)."""
-    requests.delete(f"http://guest:guest@{HOST}:15672/api/vhosts/{name}", timeout=60)
+    requests.delete(f"{broker.api}/api/vhosts/{name}", timeout=60)
 
 
-def pids(*names: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
+def backends(database: str) -> Callable[[], list[int]]:
+    """A function listing the PostgreSQL backends connected to ``database`` now (pg_stat_activity),
+    asked on a connection of its own to the ``postgres`` database, which is not among them."""
+    admin = psycopg.conninfo.make_conninfo(f"postgresql://postgres@{HOST}:5432/", dbname="postgres")
+    conn, lock = psycopg.connect(admin, autocommit=True), threading.Lock()
+
+    def find() -> list[int]:
+        with lock:
+            return [pid for (pid,) in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (database,))]
+
+    return find
+
+
+class Tracked:
+    """The CPU (user and system) of a set of processes that changes: ``find`` lists them, and is
+    asked every ``every`` seconds in a thread of its own and at each `seconds`, so a process that
+    starts counts from its first reading and one that ends keeps its last (PostgreSQL backends come
+    and go). Read `seconds` before and after a window; `stop` when done."""
+
+    def __init__(self, find: Callable[[], list[int]], every: float = 0.5) -> None:
+        self.find, self.every = find, every
+        self.last: dict[tuple[int, int], float] = {}  # (pid, its start time): CPU seconds at the last reading
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.read()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.every):
+            self.read()
+
+    def read(self) -> None:
+        readings = {}
+        for pid in self.find():
             try:
-                with open(f"/proc/{entry}/comm") as f:
-                    if f.read().strip() in names:
-                        found.append(int(entry))
-            except OSError:
-                pass
-    return found
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile: its last reading stands
+                continue
+            readings[(pid, int(fields[19]))] = (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+        with self.lock:
+            self.last.update(readings)
+
+    def seconds(self) -> float:
+        """The CPU of every process seen so far, up to now."""
+        self.read()
+        with self.lock:
+            return sum(self.last.values())
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
 
 
 def tree(root: int) -> list[int]:

@@ -36,7 +36,7 @@ from tests.support.wait import wait_for
 BIN = Path("/usr/lib/rabbitmq/bin")
 NAME = "pulse-drill"  # nodes are pulse-drill-1@localhost, pulse-drill-2@localhost, ...
 DIST_OFFSET = 20000  # a node's Erlang distribution port is its AMQP port + 20000, as RabbitMQ's default
-ERL_ARGS = "+S 1:1 -kernel inet_dist_use_interface {127,0,0,1}"  # one scheduler; distribution on loopback
+ERL_ARGS = "-kernel inet_dist_use_interface {127,0,0,1}"  # distribution on loopback
 BOOT_TIMEOUT = 120.0  # seconds a node may take to boot
 STOP_TIMEOUT = 30.0  # seconds a node may take to stop before it is killed
 LOG_TAIL = 40  # lines of a node's log quoted when it fails to start
@@ -90,7 +90,10 @@ class Cluster:
 
     ``user``: a (name, password) pair created as an administrator with every permission on the
     vhost ``/``, for clients that are not on loopback (``guest`` may only connect from there);
-    ``urls()`` then holds it. Use as a context manager, or call ``start()`` and ``stop()``.
+    ``urls()`` then holds it. ``name``: the nodes' names before their number. ``management_port``:
+    node N serves the management API on this port + N - 1 of 127.0.0.1 (None: no management plugin).
+    ``schedulers``: Erlang schedulers per node (None: one per core, as the system node). Use as a
+    context manager, or call ``start()`` and ``stop()``.
     """
 
     def __init__(
@@ -99,9 +102,14 @@ class Cluster:
         base_port: int = 5781,
         listen: str | None = None,
         user: tuple[str, str] | None = None,
+        name: str = NAME,
+        management_port: int | None = None,
+        schedulers: int | None = 1,
     ) -> None:
-        self.nodes = [f"{NAME}-{n}@localhost" for n in range(1, size + 1)]
+        self.name = name
+        self.nodes = [f"{name}-{n}@localhost" for n in range(1, size + 1)]
         self.base_port, self.listen, self.user = base_port, listen, user
+        self.management_port, self.schedulers = management_port, schedulers
         self.dir: Path | None = None  # the temporary directory, made by start()
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
 
@@ -114,6 +122,11 @@ class Cluster:
     def port_of(self, node: str) -> int:
         """The node's AMQP port."""
         return self.base_port + self.nodes.index(node)
+
+    def api_url(self, node: str) -> str:
+        """The node's management API (``management_port``), with guest's credentials."""
+        assert self.management_port is not None, "the cluster was made without the management plugin"
+        return f"http://guest:guest@127.0.0.1:{self.management_port + self.nodes.index(node)}"
 
     def urls(self, vhost: str = "/", host: str = "127.0.0.1") -> list[str]:
         """An ``amqp://`` URL per node, in node order, with ``user`` (or guest)."""
@@ -129,7 +142,7 @@ class Cluster:
         for node in self.nodes:
             self._kill_leftover(node)
         self._check_ports()
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{self.name}-"))
         try:
             self._write_files()
             for node in self.nodes:
@@ -232,6 +245,8 @@ class Cluster:
         for node in self.nodes:
             port = self.port_of(node)
             binds = [("127.0.0.1", port), ("127.0.0.1", port + DIST_OFFSET)]
+            if self.management_port is not None:
+                binds.append(("127.0.0.1", self.management_port + self.nodes.index(node)))
             for host, number in binds + ([(self.listen, port)] if self.listen else []):
                 error = bind_error(host, number)
                 assert error is None, f"{node} cannot listen on {host}:{number} ({error}): choose another base_port"
@@ -246,12 +261,17 @@ class Cluster:
         for node in self.nodes:
             folder = self._folder(node)
             folder.mkdir()
-            (folder / "enabled_plugins").write_text("[].\n")
             port = self.port_of(node)
             listeners = [f"0.0.0.0:{port}"] if self.listen == "0.0.0.0" else [f"127.0.0.1:{port}"]
             if self.listen not in (None, "0.0.0.0"):
                 listeners.append(f"{self.listen}:{port}")
             lines = [f"listeners.tcp.{n} = {address}" for n, address in enumerate(listeners, 1)]
+            plugins = "[]"
+            if self.management_port is not None:
+                plugins = "[rabbitmq_management]"
+                api = self.management_port + self.nodes.index(node)
+                lines += ["management.tcp.ip = 127.0.0.1", f"management.tcp.port = {api}"]
+            (folder / "enabled_plugins").write_text(plugins + ".\n")
             (folder / "rabbitmq.conf").write_text("\n".join(lines) + "\n")
 
     def _folder(self, node: str) -> Path:
@@ -278,7 +298,8 @@ class Cluster:
             RABBITMQ_MNESIA_BASE=str(folder / "mnesia"),
             RABBITMQ_LOG_BASE=str(folder / "log"),
             RABBITMQ_LOGS="-",  # to standard output, which is node.log
-            RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=ERL_ARGS,
+            RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=ERL_ARGS
+            + (f" +S {self.schedulers}:{self.schedulers}" if self.schedulers else ""),
         )
         with open(folder / "node.log", "ab") as log:
             self._procs[node] = subprocess.Popen(

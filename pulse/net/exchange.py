@@ -421,9 +421,13 @@ def describe(error: Exception, host: str, timeout: float) -> str:
         return f"TLS error with {host}: {reason}"
     if isinstance(error, ConnectionRefusedError):
         return f"connection refused by {host}"
+    if isinstance(error, ConnectionResetError):
+        return f"connection reset by {host}"
+    if isinstance(error, BrokenPipeError):
+        return f"connection closed by {host} while sending"
     if isinstance(error, zlib.error):
         return f"cannot decode the body from {host}"
-    if isinstance(error, (http.client.HTTPException, ConnectionResetError)):
+    if isinstance(error, http.client.HTTPException):
         return f"connection to {host} closed before a complete response"
     if isinstance(error, OSError):
         return f"cannot connect to {host}: {error.strerror or type(error).__name__}"

@@ -53,7 +53,9 @@ class _Reader:
             self.sock.settimeout(self.left())
             data = self.sock.recv(4096)
         except TimeoutError:
-            raise FetchError(f"no {self.protocol} answer from {self.host} within {self.timeout_s} s") from None
+            raise FetchError(
+                f"timed out after {self.timeout_s} s waiting for the {self.protocol} answer from {self.host}"
+            ) from None
         if not data:
             raise StartTLSError(f"{self.host} closed the connection during {self.protocol} STARTTLS")
         self.total += len(data)

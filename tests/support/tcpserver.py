@@ -6,16 +6,18 @@
 
 Modes: ``echo`` answers with what it received, prefixed by `ECHO_PREFIX`; ``banner`` sends
 ``banner`` as soon as it accepts (as SMTP and SSH servers do); ``silent`` accepts and never
-answers. ``host`` may be ``::1`` for IPv6. Pass an `ssl.SSLContext` (server side) for TLS on
-connect. ``accepted`` counts connections accepted (TLS handshakes completed, with TLS);
-``received`` is what they sent. Closing stops every connection's thread at once: nothing waits
-on a timer.
+answers; ``close`` reads what the client sends first, then closes the connection without a word,
+and ``reset`` resets it instead (an RST, as a server that aborts does). ``host`` may be ``::1``
+for IPv6. Pass an `ssl.SSLContext` (server side) for TLS on connect. ``accepted`` counts
+connections accepted (TLS handshakes completed, with TLS); ``received`` is what they sent. Closing
+stops every connection's thread at once: nothing waits on a timer.
 """
 
 from __future__ import annotations
 
 import socket
 import ssl
+import struct
 import threading
 from types import TracebackType
 
@@ -74,6 +76,13 @@ class TCPServer:
                 connection.sendall(self.banner)
             if self.mode == "silent":
                 self.closing.wait()
+                return
+            if self.mode in ("close", "reset"):
+                data = connection.recv(4096)
+                with self.lock:
+                    self.received.append(data)
+                if self.mode == "reset":  # closed with a linger of 0: an RST, not a FIN
+                    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 return
             while data := connection.recv(4096):
                 with self.lock:

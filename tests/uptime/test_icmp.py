@@ -159,7 +159,7 @@ def test_a_host_whose_link_is_cut_loses_every_packet(host):
     took = time.monotonic() - started
 
     assert 1 <= took < 3
-    assert cut.error is not None and cut.error.startswith(f"no echo reply from {host.address} to 3 requests within 1 s")
+    assert cut.error == f"timed out after 1 s: no echo reply from {host.address} to 3 requests"
     assert (cut.success, cut.seen, cut.response.connected, cut.response.packet_loss) == (
         False,
         MAJOR_OUTAGE,
@@ -223,7 +223,7 @@ def test_unprivileged_sockets_where_the_namespace_allows_them(host):
     found = without_raw_sockets(*targets, unroutable)
 
     assert found.pop("kind") == socket.SOCK_DGRAM
-    error = f"no echo reply from {unroutable} to 2 requests within 2 s: Network is unreachable"
+    error = f"no echo reply from {unroutable} to 2 requests: Network is unreachable"
     assert found.pop(unroutable) == [False, error, unroutable, True]  # not a packet left: nothing to wait for
     assert found == {target: [True, None, target, True] for target in targets}  # the gateway across the link
 

@@ -85,9 +85,19 @@ def test_a_server_that_never_answers_times_out():
         took = time.monotonic() - started
 
     assert 0.5 <= took < 3
-    assert result.error == "no reply from 127.0.0.1 within 0.5 s"
+    assert result.error == "timed out after 0.5 s waiting for a reply from 127.0.0.1"
     assert (result.success, result.seen) == (False, MAJOR_OUTAGE)
     assert result.response.connected is True  # connected, then waited in vain
+
+
+def test_a_reset_is_told_from_an_orderly_close():
+    with TCPServer("reset") as resetting, TCPServer("close") as closing:
+        reset = check(Target("127.0.0.1", resetting.port, send="PING\r\n"), ["[CONNECTED] == true"])
+        closed = check(Target("127.0.0.1", closing.port, send="PING\r\n"), ["[CONNECTED] == true", "len([BODY]) == 0"])
+
+    assert resetting.received == closing.received == [b"PING\r\n"]
+    assert (reset.error, reset.seen, reset.response.connected) == ("connection reset by 127.0.0.1", MAJOR_OUTAGE, True)
+    assert (closed.success, closed.error) == (True, None), closed.reason
 
 
 def test_a_slow_connection_alone_is_degraded_performance():

@@ -117,8 +117,11 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
         with echo.open_socket(family) as sock:
             pings = echo.ping(sock, address, check.packets, check.timeout_s)
         if not pings.rtts_ms:
-            why = f": {pings.error.strerror or type(pings.error).__name__}" if pings.error else ""
-            error = f"no echo reply from {ip} to {pings.sent} requests within {check.timeout_s} s{why}"
+            unanswered = f"no echo reply from {ip} to {pings.sent} requests"
+            if pings.error:  # a request could not be sent: nothing to wait for
+                error = f"{unanswered}: {pings.error.strerror or type(pings.error).__name__}"
+            else:
+                error = f"timed out after {check.timeout_s} s: {unanswered}"
     except echo.Unavailable as e:
         error = str(e)
     except (AddressRefused, OSError, ValueError) as e:

@@ -173,7 +173,7 @@ def _reply(sock: socket.socket, left: Callable[[], float], check: Target) -> byt
         sock.settimeout(left())
         return sock.recv(MAX_REPLY)
     except TimeoutError:
-        raise FetchError(f"no reply from {check.host} within {check.timeout_s} s") from None
+        raise FetchError(f"timed out after {check.timeout_s} s waiting for a reply from {check.host}") from None
     except ssl.SSLZeroReturnError:
         return b""
 

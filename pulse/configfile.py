@@ -251,7 +251,8 @@ def load(source: str | bytes) -> ConfigFile:
         try:
             return ConfigFile.model_validate(data)
         except ValidationError as e:
-            raise ConfigError("\n".join(_problem(error, sources) for error in e.errors())) from None
+            shown = _words(_REFERENCE.sub("", text))  # what the file itself shows, no value of a variable
+            raise ConfigError("\n".join(_problem(error, sources, shown) for error in e.errors())) from None
     except yaml.YAMLError as e:
         raise ConfigError(f"not valid YAML: {_yaml_problem(e)}") from None
 
@@ -315,11 +316,11 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark else problem
 
 
-def _problem(error: Any, sources: dict[str, dict[str, str]]) -> str:
+def _problem(error: Any, sources: dict[str, dict[str, str]], shown: set[str]) -> str:
     """One line per problem, each with its path in the file. A part that finds several problems
     raises them one per line, each starting with its path inside the part (``layers[1].handoff:
     ...``), which is joined to the part's own. No line repeats a value taken from the environment
-    (`sources`, as `_expand` found them)."""
+    (`sources`, as `_expand` found them) but for the words the file ``shown`` itself."""
     path = _path(error["loc"])
     message = error["msg"].removeprefix("Value error, ")
     if error["type"] == "extra_forbidden":
@@ -327,18 +328,20 @@ def _problem(error: Any, sources: dict[str, dict[str, str]]) -> str:
     lines = []
     for line in message.splitlines():
         inner = _INNER_PATH.match(line)
-        shown = f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}"
-        lines.append(_unrepeated(shown, sources, ours=bool(inner) or error["type"] == "value_error"))
+        line_shown = f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}"
+        lines.append(_unrepeated(line_shown, sources, shown, ours=bool(inner) or error["type"] == "value_error"))
     return "\n".join(lines)
 
 
-def _unrepeated(line: str, sources: dict[str, dict[str, str]], *, ours: bool) -> str:
+def _unrepeated(line: str, sources: dict[str, dict[str, str]], shown: set[str], *, ours: bool) -> str:
     """``line`` (``<path>: <reason>``) with no value taken from the environment.
 
     The reason Pulse's own checks (``ours``: pydantic's never quote a value) give for refusing
     such a value, or a part by one of its fields that holds one, may quote it in any form (a
-    duration as ``48h``, a formula's names): it is left out. A value quoted elsewhere (a key that
-    appears twice) reads ``${NAME}``."""
+    duration as ``48h``, a formula's names): it is left out, unless it holds no word of the value
+    but those the file ``shown`` in plain text (a slack channel refused for its ``to`` names its
+    kind, slack, also a word of its URL). A value quoted elsewhere (a key that appears twice)
+    reads ``${NAME}``."""
     where = re.split(r"[\s:]", line, maxsplit=1)[0]
     reason = line[len(where) :]
     for source, taken in sources.items():
@@ -349,17 +352,21 @@ def _unrepeated(line: str, sources: dict[str, dict[str, str]], *, ours: bool) ->
                     reason = reason.replace(form, f"${{{name}}}")
     for source, taken in sources.items():
         field = source.removeprefix(f"{where}.") if source.startswith(f"{where}.") else None
-        quoted = field is not None and not re.search(r"[.\[]", field) and _quotes(reason, taken.values())
+        quoted = field is not None and not re.search(r"[.\[]", field) and _quotes(reason, taken.values(), shown)
         if ours and (_within(where, source) or quoted):
             names = ", ".join(f"${{{name}}}" for name in taken)
             return f"{where}: not valid (the reason would repeat the value of {names}, from the environment)"
     return where + reason
 
 
-def _quotes(reason: str, values: Iterable[str]) -> bool:
-    """Whether ``reason`` holds a word (3 characters or more) of one of ``values``."""
-    words = {word for value in values for word in re.findall(r"\w{3,}", value)}
-    return any(re.search(rf"\b{re.escape(word)}\b", reason) for word in words)
+def _quotes(reason: str, values: Iterable[str], shown: set[str]) -> bool:
+    """Whether ``reason`` holds a word of one of ``values`` that is not among the words ``shown``."""
+    return bool(_words(reason) & (set().union(*map(_words, values)) - shown))
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` of 3 characters or more."""
+    return set(re.findall(r"\w{3,}", text))
 
 
 def _within(path: str, part: str) -> bool:

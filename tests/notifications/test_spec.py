@@ -140,6 +140,16 @@ def test_an_invalid_channel_or_subscriber_is_rejected_by_name(database, channels
     assert problem in str(raised.value)
 
 
+def test_a_refusal_keeps_its_reason_and_leaves_a_secret_out(monkeypatch):
+    """The reason names the channel's kind, slack, a word of its URL too: shown by the file, it
+    is no secret (the formulas' and durations' tests show a reason holding a word only the
+    environment gave left out)."""
+    monkeypatch.setenv("ADV_SLACK_URL", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXX")
+    with pytest.raises(ConfigError) as raised:
+        configfile.load(organization('      - {key: s, type: slack, url: "${ADV_SLACK_URL}", to: a@b.example}\n'))
+    assert str(raised.value) == "organizations[0].channels[0]: a slack channel does not take to"
+
+
 def test_a_missing_environment_variable_is_named_with_its_place(monkeypatch):
     monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
     with pytest.raises(ConfigError) as raised:

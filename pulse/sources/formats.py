@@ -15,7 +15,9 @@ problem. Three formats:
   alert named TestAlert, which `is_test` recognises: it pages no one.
 
 An alert's labels (`Received.labels`) are what routing matches: a group's common labels, or an
-event's severity, source, component, group and class.
+event's severity, source, component, group and class. A group's severity is one of the events API's
+four, read from its common ``severity`` label by `severity` (``page`` is critical); the label stays
+in the labels and the alerts' details as it came.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ MAX_SUMMARY = 1024
 _VERSIONS = {ALERTMANAGER: "4", GRAFANA: "1"}
 _ALERT_FIELDS = ("status", "labels", "annotations", "startsAt", "endsAt", "fingerprint", "generatorURL")
 _GRAFANA_FIELDS = ("silenceURL", "dashboardURL", "panelURL", "values")
+# The severity labels of alerting rules in the wild (Prometheus mixins, Grafana, Zabbix's levels,
+# P1 to P5), as the events API's four; any other label, and none, is an error.
+_LABELS = {
+    "critical": ("critical", "crit", "page", "fatal", "emergency", "emerg", "alert", "disaster", "p1", "sev1"),
+    "error": ("error", "err", "high", "major", "p2", "sev2"),
+    "warning": ("warning", "warn", "medium", "average", "minor", "p3", "sev3"),
+    "info": ("info", "informational", "information", "notice", "low", "none", "ok", "debug", "p4", "p5", "sev4"),
+}
+_SEVERITY_OF = {label: severity for severity, labels in _LABELS.items() for label in labels}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,10 +156,16 @@ def _group(kind: str, document: dict[str, Any]) -> Received:
         action=TRIGGER if status == "firing" else RESOLVE,
         dedup_key=_key(str(group_key)),
         summary=summary,
-        severity=str(common.get("severity", "error"))[:16],
+        severity=severity(common.get("severity")),
         labels={str(name): str(value) for name, value in common.items()},
         details=details,
     )
+
+
+def severity(label: object) -> str:
+    """One of `SEVERITIES` for a group's ``severity`` label: ``page`` is critical, ``warn``
+    warning, ``P3`` warning; an unknown label (or none) is error."""
+    return _SEVERITY_OF.get(label.strip().lower(), "error") if isinstance(label, str) else "error"
 
 
 def _key(group_key: str) -> str:

@@ -11,12 +11,26 @@ from tests.sources import bodies
 
 def test_an_alertmanager_group_is_a_trigger_of_its_key_then_a_resolve():
     firing = formats.parse("alertmanager", bodies.alertmanager())
-    assert (firing.action, firing.dedup_key, firing.severity) == ("trigger", '{}:{alertname="HighLatency"}', "page")
+    assert (firing.action, firing.dedup_key, firing.severity) == ("trigger", '{}:{alertname="HighLatency"}', "critical")
     assert firing.summary == "p99 > 2s <api & web>"  # Go's escapes read back
-    assert firing.labels == {"alertname": "HighLatency", "instance": "api-1:9100", "severity": "page"}
+    assert firing.labels == {"alertname": "HighLatency", "instance": "api-1:9100", "severity": "page"}  # as it came
+    assert firing.details["alerts"][0]["labels"]["severity"] == "page"
     assert firing.details["alerts"][0]["fingerprint"] == "6a7e1f0f2c3b4d5e"
     resolved = formats.parse("alertmanager", bodies.alertmanager("resolved"))
     assert (resolved.action, resolved.dedup_key) == ("resolve", firing.dedup_key)
+
+
+@pytest.mark.parametrize(
+    ("label", "severity"),
+    [("page", "critical"), ("Critical", "critical"), ("P1", "critical"), ("high", "error"), ("warn", "warning"),
+     ("minor", "warning"), ("info", "info"), ("low", "info"), ("none", "info"), ("whatever", "error"), (None, "error")],
+)  # fmt: skip
+def test_a_groups_severity_label_is_one_of_the_events_apis_four(label, severity):
+    body = json.loads(bodies.alertmanager())
+    body["commonLabels"].pop("severity")
+    if label is not None:
+        body["commonLabels"]["severity"] = label
+    assert formats.parse("alertmanager", json.dumps(body).encode()).severity == severity
 
 
 def test_a_group_of_several_firing_says_how_many_and_a_long_group_key_is_hashed():

@@ -391,8 +391,13 @@ class Applied:
     metrics_deleted: int = 0
     calculated_metrics: int = 0
     calculated_metrics_deleted: int = 0
-    oncall: int = 0  # people, schedules and escalation policies
-    oncall_deleted: int = 0
+    heartbeats: int = 0  # of the components created and updated
+    people: int = 0
+    schedules: int = 0
+    escalation_policies: int = 0
+    people_deleted: int = 0
+    schedules_deleted: int = 0
+    escalation_policies_deleted: int = 0
     alert_sources: int = 0
     alert_sources_deleted: int = 0
     subscribers_gone: list[str] = dataclasses.field(default_factory=list)  # named, but their subscription is gone
@@ -421,11 +426,16 @@ def apply(config: ConfigFile, *, prune: bool = False, advance: Callable[[int], o
             organization = _upsert_organization(spec)
             kept_organizations.append(organization.id)
             report.organizations += 1
-            policy_ids, oncall_deleted = oncall.sync(
+            policy_ids, (people, schedules, policies) = oncall.sync(
                 organization.id, spec.people, spec.schedules, spec.escalation_policies, prune=prune
             )
-            report.oncall += len(spec.people) + len(spec.schedules) + len(spec.escalation_policies)
-            report.oncall_deleted += oncall_deleted
+            report.people += len(spec.people)
+            report.schedules += len(spec.schedules)
+            report.escalation_policies += len(spec.escalation_policies)
+            report.people_deleted += people
+            report.schedules_deleted += schedules
+            report.escalation_policies_deleted += policies
+            report.heartbeats += sum(1 for component in spec.components if component.type == "heartbeat")
             report.alert_sources += len(spec.alert_sources)
             report.alert_sources_deleted += sources.sync(organization.id, spec.alert_sources, prune=prune)
             created, updated, deleted = uptime.sync(

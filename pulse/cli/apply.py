@@ -40,21 +40,47 @@ def apply_file(path: Any, prune: bool) -> None:
             "remove it from the file",
             err=True,
         )
-    echo(
+    echo(summary(report, prune))
+
+
+def summary(report: Any, prune: bool) -> str:
+    """What an apply wrote: what the file declares always, the rest when it declares some (and
+    with ``prune``, everything deleted)."""
+    some = [
+        (report.heartbeats, "heartbeat monitor(s)"),
+        (report.people, "person" if report.people == 1 else "people"),
+        (report.schedules, "schedule(s)"),
+        (report.escalation_policies, _policies(report.escalation_policies)),
+        (report.integrations, "integration(s)"),
+        (report.metrics, "metric(s)"),
+        (report.calculated_metrics, "calculated metric(s)"),
+        (report.alert_sources, "alert source(s)"),
+    ]
+    text = (
         f"applied {report.organizations} organization(s): {report.components_created} component(s) created, "
         f"{report.components_updated} updated, {report.channels} channel(s), {report.subscribers} subscriber(s)"
-        + (f", {report.integrations} integration(s), {report.metrics} metric(s)" if report.integrations else "")
-        + (f", {report.calculated_metrics} calculated metric(s)" if report.calculated_metrics else "")
-        + (f", {report.alert_sources} alert source(s)" if report.alert_sources else "")
-        + (
-            f"; pruned {report.organizations_deleted} organization(s), {report.components_deleted} component(s), "
-            f"{report.channels_deleted} channel(s), {report.subscribers_deleted} subscriber(s), "
-            f"{report.integrations_deleted} integration(s), {report.metrics_deleted} metric(s), "
-            f"{report.calculated_metrics_deleted} calculated metric(s), {report.alert_sources_deleted} alert source(s)"
-            if prune
-            else ""
-        )
     )
+    text += "".join(f", {count} {what}" for count, what in some if count)
+    if prune:
+        pruned = [
+            (report.organizations_deleted, "organization(s)"),
+            (report.components_deleted, "component(s)"),
+            (report.channels_deleted, "channel(s)"),
+            (report.subscribers_deleted, "subscriber(s)"),
+            (report.people_deleted, "person" if report.people_deleted == 1 else "people"),
+            (report.schedules_deleted, "schedule(s)"),
+            (report.escalation_policies_deleted, _policies(report.escalation_policies_deleted)),
+            (report.integrations_deleted, "integration(s)"),
+            (report.metrics_deleted, "metric(s)"),
+            (report.calculated_metrics_deleted, "calculated metric(s)"),
+            (report.alert_sources_deleted, "alert source(s)"),
+        ]
+        text += "; pruned " + ", ".join(f"{count} {what}" for count, what in pruned)
+    return text
+
+
+def _policies(count: int) -> str:
+    return "escalation policy" if count == 1 else "escalation policies"
 
 
 COMMANDS = [apply_file]

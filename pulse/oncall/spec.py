@@ -299,10 +299,10 @@ def sync(
     policies: list[EscalationPolicySpec],
     *,
     prune: bool,
-) -> tuple[dict[str, int], int]:
+) -> tuple[dict[str, int], tuple[int, int, int]]:
     """Upsert the organization's people, schedules and escalation policies (by key) inside the
     caller's transaction; with ``prune``, delete those not named. Returns the policies' ids by key
-    (for the components that name them) and how many rows were deleted."""
+    (for the components that name them) and how many people, schedules and policies were deleted."""
     fields: dict[str, Any]
     for person in people:
         push = person.push.model_dump() if person.push else None
@@ -321,18 +321,19 @@ def sync(
             "ack_reminder_seconds": round(policy.ack_reminder.total_seconds()) if policy.ack_reminder else None,
         }
         _upsert(EscalationPolicy, organization_id, policy.key, fields)
-    deleted = 0
+    deleted = {Person: 0, OnCallSchedule: 0, EscalationPolicy: 0}
     if prune:
         for model, named in (
             (EscalationPolicy, [p.key for p in policies]),
             (OnCallSchedule, [s.key for s in schedules]),
             (Person, [p.key for p in people]),
         ):
-            deleted += (
+            deleted[model] = (
                 model.delete().where(model.organization == organization_id, model.key.not_in(named or [""])).execute()
             )
     ids = EscalationPolicy.select(EscalationPolicy.id, EscalationPolicy.key)
-    return {p.key: p.id for p in ids.where(EscalationPolicy.organization == organization_id)}, deleted
+    policy_ids = {p.key: p.id for p in ids.where(EscalationPolicy.organization == organization_id)}
+    return policy_ids, (deleted[Person], deleted[OnCallSchedule], deleted[EscalationPolicy])
 
 
 def _upsert(model: Any, organization_id: int, key: str, fields: dict[str, Any]) -> None:

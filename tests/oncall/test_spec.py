@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from pulse import configfile
+from pulse.cli.apply import summary
 from pulse.errors import ConfigError
 from pulse.models import Component, EscalationPolicy, OnCallSchedule, Person
 from pulse.oncall import rotation
 from pulse.oncall.schedules import of
+from tests.support.cli import pulse
 
 FILE = """
 organizations:
@@ -263,13 +265,29 @@ def test_apply_again_changes_what_changed_and_prune_deletes_what_is_gone(databas
     assert Person.select().count() == 4  # without prune, dave stays
 
     report = configfile.apply(configfile.load(changed), prune=True)
-    assert report.oncall_deleted == 1
+    assert (report.people_deleted, report.schedules_deleted, report.escalation_policies_deleted) == (1, 0, 0)
     assert sorted(p.key for p in Person.select()) == ["alice", "bob", "carol"]
 
     bare = changed.split("    people:")[0] + "    components: []\n"
     report = configfile.apply(configfile.load(bare), prune=True)
-    assert report.oncall_deleted == 3 + 2 + 1
+    assert (report.people_deleted, report.schedules_deleted, report.escalation_policies_deleted) == (3, 2, 1)
+    assert summary(report, prune=True).endswith("; pruned 0 organization(s), 2 component(s), 0 channel(s), "
+        "0 subscriber(s), 3 people, 2 schedule(s), 1 escalation policy, 0 integration(s), 0 metric(s), "
+        "0 calculated metric(s), 0 alert source(s)")  # fmt: skip
     assert (Person.select().count(), OnCallSchedule.select().count(), EscalationPolicy.select().count()) == (0, 0, 0)
+
+
+def test_pulse_apply_says_what_it_wrote_of_on_call_and_heartbeats(database, tmp_path):
+    path = tmp_path / "acme.yaml"
+    path.write_text(FILE + f"      - {{key: backup, name: Backup, type: heartbeat, period: 1h, token: {'b' * 40}}}\n")
+
+    result = pulse("apply", "-f", str(path))
+
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (
+        "applied 1 organization(s): 3 component(s) created, 0 updated, 0 channel(s), 0 subscriber(s), "
+        "1 heartbeat monitor(s), 4 people, 2 schedule(s), 1 escalation policy\n"
+    )
 
 
 def test_a_pruned_policy_unlinks_its_components(database):

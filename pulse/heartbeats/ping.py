@@ -40,6 +40,14 @@ SELECT count(*) FROM monitor
 """
 
 
+KNOWN = "SELECT 1 FROM heartbeat_monitor WHERE token_sha256 = %s"
+
+
+def known(token: str) -> bool:
+    """Whether a heartbeat monitor has this token."""
+    return db.execute_sql(KNOWN, (digest(token),)).fetchone() is not None
+
+
 def parse(kind: str) -> tuple[str, int | None]:
     """(kind, exit status) of a ping's kind as its URL says it: ``success``, ``start``, ``fail``,
     or an exit status from 0 (success) to 255 (any other is a failure). Raises ValueError for

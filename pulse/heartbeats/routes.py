@@ -42,6 +42,6 @@ def routes() -> list[BaseRoute]:
     """The ping routes, sharing one rate per token."""
     buckets = TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
     return [
-        token_route(path, _ping, methods=METHODS, max_body_bytes=MAX_BODY, buckets=buckets)
+        token_route(path, _ping, ping.known, methods=METHODS, max_body_bytes=MAX_BODY, buckets=buckets)
         for path in ("/ping/{token}", "/ping/{token}/{kind}")
     ]

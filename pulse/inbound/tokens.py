@@ -9,7 +9,13 @@ log). A request is answered in this order, and nothing is written before the las
 2. over the token's rate (`pulse.inbound.limits`): 429 with ``Retry-After``;
 3. a body over the route's bound: 413;
 4. the domain's ``write`` runs in a worker thread with a database connection, and says whether the
-   token named something of its own: when it did not, 404 (it wrote nothing).
+   token named something of its own: when it did not, 404 (it wrote nothing). It may refuse what
+   the request says (400).
+
+A token is judged before what comes with it: a wrong token is 404 whatever the body, so a body
+over the bound (3) or one the domain refuses (4) is answered 413 or 400 only once the domain's
+``known`` has found the token (a lookup made on these refusals alone: a request that writes looks
+its token up once, in its write).
 
 A domain keeps each token's `digest` (never the token) and looks its row up by it: what an attacker
 could time is the search for a SHA-256 digest, whose every byte changes with each guess, not a
@@ -60,6 +66,7 @@ class Arrival:
 
 
 Write = Callable[[Arrival], Response | None]
+Known = Callable[[str], bool]  # whether a token names something of the domain's
 
 
 def digest(token: str) -> bytes:
@@ -82,10 +89,11 @@ def bearer(request: Request) -> str:
 
 
 def token_route(
-    path: str, write: Write, *, methods: Sequence[str], max_body_bytes: int, buckets: TokenBuckets
+    path: str, write: Write, known: Known, *, methods: Sequence[str], max_body_bytes: int, buckets: TokenBuckets
 ) -> Route:
     """A route at ``path`` whose requests are authenticated by their token, then given to ``write``
-    (a response, or None when the token named nothing).
+    (a response, or None when the token named nothing); ``known`` says whether a token names
+    something, for a request refused for its body.
 
     Parameters:
       methods: the HTTP methods answered (GET answers HEAD too).
@@ -101,9 +109,14 @@ def token_route(
         wait = buckets.take(digest(token))
         if wait:
             raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
-        body = await read_body(request, max_body_bytes)
-        arrival = Arrival(token=token, params=params, method=request.method, body=body, now=utcnow())
-        answer = await run_in_threadpool(_write, write, arrival)
+        try:
+            body = await read_body(request, max_body_bytes)
+            arrival = Arrival(token=token, params=params, method=request.method, body=body, now=utcnow())
+            answer = await run_in_threadpool(_write, write, arrival)
+        except RefusedError as e:
+            if e.status in (400, 413) and not await run_in_threadpool(_known, known, token):
+                raise RefusedError(404, "no such token") from None
+            raise
         if answer is None:
             raise RefusedError(404, "no such token")
         return answer
@@ -114,6 +127,11 @@ def token_route(
 def _write(write: Write, arrival: Arrival) -> Response | None:
     with db.connection_context():
         return write(arrival)
+
+
+def _known(known: Known, token: str) -> bool:
+    with db.connection_context():
+        return known(token)
 
 
 def ok() -> Response:

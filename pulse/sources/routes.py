@@ -17,6 +17,7 @@ each `pulse serve` process: over it, 429 with ``Retry-After``.
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from starlette.responses import JSONResponse, Response
@@ -67,7 +68,14 @@ def routes() -> list[BaseRoute]:
     """The routes of every kind of source, sharing one rate per token."""
     buckets = TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
     return [
-        token_route(path, _receiver(kind), methods=("POST",), max_body_bytes=MAX_BODY, buckets=buckets)
+        token_route(
+            path,
+            _receiver(kind),
+            functools.partial(record.known, kind=kind),
+            methods=("POST",),
+            max_body_bytes=MAX_BODY,
+            buckets=buckets,
+        )
         for kind in KINDS
         for path in (f"/alerts/{kind}", f"/alerts/{kind}/{{token}}")
     ]

@@ -37,8 +37,9 @@ def test_each_kind_is_recorded_and_answered_ok(monitor, service, method, path, k
 
 @pytest.mark.parametrize(
     ("path", "status"),
-    [(f"/ping/{TOKEN}/256", 400), (f"/ping/{TOKEN}/log", 400), ("/ping/" + "u" * 40, 404), ("/ping/short", 404)],
-)
+    [(f"/ping/{TOKEN}/256", 400), (f"/ping/{TOKEN}/log", 400), ("/ping/" + "u" * 40, 404), ("/ping/short", 404),
+     ("/ping/" + "u" * 40 + "/log", 404)],
+)  # fmt: skip
 def test_an_unknown_token_or_another_last_part_writes_nothing(monitor, service, path, status):
     component = monitor()
     assert requests.post(service.url(path), data=b"hello", timeout=10).status_code == status
@@ -49,6 +50,7 @@ def test_an_unknown_token_or_another_last_part_writes_nothing(monitor, service, 
 def test_a_body_over_the_bound_is_refused_and_nothing_written(monitor, service):
     monitor()
     assert requests.post(service.url(f"/ping/{TOKEN}"), data=b"x" * 100_001, timeout=10).status_code == 413
+    assert requests.post(service.url("/ping/" + "u" * 40), data=b"x" * 100_001, timeout=10).status_code == 404
     assert HeartbeatPing.select().count() == 0
 
 

@@ -17,6 +17,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from pulse.db import db, setup_database
+from pulse.inbound.bounds import RefusedError
 from pulse.inbound.limits import TokenBuckets
 from pulse.inbound.tokens import Arrival, digest, ok, token_route
 from tests.conftest import POOL
@@ -38,14 +39,19 @@ def service(settings):
         row = stored.get(digest(arrival.token))
         if row is None:
             return None
+        if arrival.body == b"refused":
+            raise RefusedError(400, "a body the domain refuses")
         written.append(arrival)
         return ok()
 
+    def known(token):
+        return digest(token) in stored
+
     buckets = TokenBuckets(rate_per_s=0.01, burst=2)
     served = [
-        token_route("/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=buckets),
-        token_route("/t/{token}/{kind}", write, methods=["GET", "POST"], max_body_bytes=100, buckets=buckets),
-        token_route("/hook", write, methods=["POST"], max_body_bytes=100, buckets=buckets),
+        token_route("/t/{token}", write, known, methods=["POST"], max_body_bytes=100, buckets=buckets),
+        token_route("/t/{token}/{kind}", write, known, methods=["GET", "POST"], max_body_bytes=100, buckets=buckets),
+        token_route("/hook", write, known, methods=["POST"], max_body_bytes=100, buckets=buckets),
     ]
     with running(settings, served=served) as running_service:
         running_service.written = written
@@ -115,6 +121,16 @@ def test_an_oversized_body_is_refused_and_the_service_still_answers(service):
     assert len(service.written) == 1
 
 
+@pytest.mark.parametrize(("body", "refused"), [(b"x" * 101, 413), (b"refused", 400)])
+def test_a_token_is_judged_before_its_body(service, body, refused):
+    assert requests.post(url(service, f"/t/{OTHER}"), data=body, timeout=5).status_code == 404
+    assert (
+        requests.post(url(service, "/hook"), data=body, headers={"X-Pulse-Token": OTHER}, timeout=5).status_code == 404
+    )
+    assert requests.post(url(service, f"/t/{KNOWN}"), data=body, timeout=5).status_code == refused
+    assert service.written == []
+
+
 def test_the_telemetry_counts_by_route_and_status_on_its_own_port(service):
     requests.post(url(service, f"/t/{KNOWN}"), timeout=5)
     requests.post(url(service, f"/t/{OTHER}"), timeout=5)
@@ -159,7 +175,12 @@ def recording(settings):
 
     served = [
         token_route(
-            "/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=TokenBuckets(rate_per_s=100, burst=100)
+            "/t/{token}",
+            write,
+            lambda token: True,
+            methods=["POST"],
+            max_body_bytes=100,
+            buckets=TokenBuckets(rate_per_s=100, burst=100),
         )
     ]
     Attempt.delete().execute()
@@ -224,7 +245,12 @@ def test_a_connection_over_the_cap_is_answered_503_when_every_connection_runs_a_
 
     served = [
         token_route(
-            "/t/{token}", write, methods=["POST"], max_body_bytes=100, buckets=TokenBuckets(rate_per_s=1, burst=5)
+            "/t/{token}",
+            write,
+            lambda token: True,
+            methods=["POST"],
+            max_body_bytes=100,
+            buckets=TokenBuckets(rate_per_s=1, burst=5),
         )
     ]
     with running(settings, served=served, max_connections=2) as service, ThreadPoolExecutor(2) as pool:
@@ -258,6 +284,7 @@ def test_a_request_sent_whole_just_before_a_burst_of_connections_is_served(setti
         token_route(
             "/t/{token}",
             lambda arrival: ok(),
+            lambda token: True,
             methods=["POST"],
             max_body_bytes=100,
             buckets=TokenBuckets(rate_per_s=1, burst=5),

@@ -64,6 +64,8 @@ def test_a_bad_event_is_400_with_its_problems_named(sources, service):
         ],
     }
     assert post(service, "/alerts/alertmanager", b"{}", ALERTMANAGER_TOKEN).status_code == 400
+    assert post(service, "/alerts/alertmanager", b"{}", "x" * 32).status_code == 404  # the token first
+    assert post(service, "/alerts/events", b"{}", ALERTMANAGER_TOKEN).status_code == 404  # another kind's
     assert AlertEvent.select().count() == 0
 
 

@@ -210,7 +210,7 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
         return Response(response_time_ms=_since(started), ip=ip), str(e)
     except dns.exception.Timeout:
         return Response(response_time_ms=_since(started), ip=ip), (
-            f"no answer from resolver {_joined(str(ip), port)} within {check.timeout_s} s"
+            f"timed out after {check.timeout_s} s: no answer from resolver {_joined(str(ip), port)}"
         )
     except (dns.exception.DNSException, OSError, ValueError) as e:
         return Response(response_time_ms=_since(started), ip=ip), _reason(e, f"resolver {_joined(str(ip), port)}")

@@ -9,8 +9,12 @@ the zone with another type answers NOERROR with no records; a name not in it, NX
 ``servfail``, SERVFAIL. A name with a CNAME answers the CNAME, followed within the zone, for any
 other type. A UDP reply over 512 bytes (the limit of a query without EDNS, RFC 1035 section 4.2.1)
 is sent empty with the TC bit set, so the client must ask again over TCP. With ``silent`` the
-server reads each query and never answers. ``queries`` is every question read: (transport, name,
-type). One thread serves both sockets; closing wakes it through a socketpair, not a timer.
+server reads each query and never answers. ``decoys`` are datagrams sent before each UDP reply (or
+instead of it, when silent), which a client must pass over: ``wrong id``, a forged NXDOMAIN reply
+with another ID (an off-path spoofer's guess, or a late answer to an earlier query); ``other
+port``, the same forgery with the right ID from another port; ``malformed``, the reply cut short.
+``queries`` is every question read: (transport, name, type). One thread serves both sockets;
+closing wakes it through a socketpair, not a timer.
 """
 
 from __future__ import annotations
@@ -34,16 +38,25 @@ Zone = dict[tuple[str, str], list[str]]  # (name with its final dot, type): the 
 
 class DNSServer:
     def __init__(
-        self, zone: Zone | None = None, *, host: str = "127.0.0.1", servfail: tuple[str, ...] = (), silent: bool = False
+        self,
+        zone: Zone | None = None,
+        *,
+        host: str = "127.0.0.1",
+        servfail: tuple[str, ...] = (),
+        silent: bool = False,
+        decoys: tuple[str, ...] = (),
     ) -> None:
         self.zone = zone or {}
         self.servfail = {dns.name.from_text(name) for name in servfail}
         self.silent = silent
+        self.decoys = decoys
         self.queries: list[tuple[str, str, str]] = []
         self.lock = threading.Lock()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.udp, self.tcp = _bound_pair(host, family)
         self.port = self.udp.getsockname()[1]
+        self.other = socket.socket(family, socket.SOCK_DGRAM)  # the other port of the decoys
+        self.other.bind((host, 0))
         self.wake_read, self.wake_write = socket.socketpair()
         self.thread = threading.Thread(target=self._serve, daemon=True)
 
@@ -54,7 +67,7 @@ class DNSServer:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.wake_write.send(b"x")
         self.thread.join(5)
-        for sock in (self.udp, self.tcp, self.wake_read, self.wake_write):
+        for sock in (self.udp, self.tcp, self.other, self.wake_read, self.wake_write):
             sock.close()
 
     def seen(self, transport: str) -> list[tuple[str, str]]:
@@ -69,8 +82,11 @@ class DNSServer:
                 return
             if self.udp in readable:
                 data, peer = self.udp.recvfrom(65535)
-                reply = self._reply(data, "udp")
-                if reply is not None:
+                query = self._read(data, "udp")
+                reply = self._reply(query, "udp")
+                for sock, datagram in self._decoys(query, reply):
+                    sock.sendto(datagram, peer)
+                if not self.silent:
                     self.udp.sendto(reply, peer)
             if self.tcp in readable:
                 connection, _ = self.tcp.accept()
@@ -81,19 +97,34 @@ class DNSServer:
         connection.settimeout(5)
         try:
             (length,) = struct.unpack("!H", _read(connection, 2))
-            reply = self._reply(_read(connection, length), "tcp")
-            if reply is not None:
+            reply = self._reply(self._read(_read(connection, length), "tcp"), "tcp")
+            if not self.silent:
                 connection.sendall(struct.pack("!H", len(reply)) + reply)
         except (OSError, struct.error):
             pass  # the client went away
 
-    def _reply(self, data: bytes, transport: str) -> bytes | None:
+    def _read(self, data: bytes, transport: str) -> dns.message.Message:
         query = dns.message.from_wire(data)
         question = query.question[0]
         with self.lock:
             self.queries.append((transport, question.name.to_text(), dns.rdatatype.to_text(question.rdtype)))
-        if self.silent:
-            return None
+        return query
+
+    def _decoys(self, query: dns.message.Message, reply: bytes) -> list[tuple[socket.socket, bytes]]:
+        """The decoys to send before ``reply``: (from which socket, the datagram)."""
+        forged = dns.message.make_response(query)
+        forged.set_rcode(dns.rcode.NXDOMAIN)
+        spoofed = forged.to_wire()
+        forged.id = (query.id + 1) % 65536
+        made = {
+            "wrong id": (self.udp, forged.to_wire()),
+            "other port": (self.other, spoofed),
+            "malformed": (self.udp, reply[:-1]),
+        }
+        return [made[decoy] for decoy in self.decoys]
+
+    def _reply(self, query: dns.message.Message, transport: str) -> bytes:
+        question = query.question[0]
         response = dns.message.make_response(query)
         response.flags |= dns.flags.RA
         if question.name in self.servfail:

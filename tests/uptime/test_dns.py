@@ -1,7 +1,8 @@
 """The dns check kind (`pulse.uptime.kinds.dns`) against a real local DNS server
 (`tests.support.dnsserver`): each record type, NXDOMAIN, SERVFAIL, a truncated UDP reply asked again
-over TCP, a resolver that never answers, the address policy (no packet to a refused resolver, the
-system's resolvers included), the configuration file, the batch path and `pulse check --dns`."""
+over TCP, a resolver that never answers, datagrams that are not the reply, the address policy (no
+packet to a refused resolver, the system's resolvers included), the configuration file, the batch
+path and `pulse check --dns`."""
 
 import json
 import time
@@ -155,6 +156,27 @@ def test_a_resolver_that_never_answers_is_an_outage_after_the_timeout():
     assert (result.success, result.seen, result.response.dns_rcode) == (False, MAJOR_OUTAGE, None)
     assert result.results[0].resolved == "[DNS_RCODE] () == NOERROR"
     assert silent.seen("udp") == [("acme.test.", "A")]  # it was asked
+
+
+@pytest.mark.parametrize("decoy", ["wrong id", "other port", "malformed"])
+def test_a_datagram_that_is_not_the_reply_is_passed_over(decoy):
+    with DNSServer(ZONE, decoys=(decoy,)) as server:
+        result = check(at(server, "acme.test"), ["[BODY] == pat(*192.0.2.10*)"])
+
+    assert (result.success, result.error, result.response.dns_rcode) == (True, None, "NOERROR"), result.reason
+    assert result.response.text == "192.0.2.9\n192.0.2.10"  # not the decoy's NXDOMAIN
+    assert server.seen("udp") == [("acme.test.", "A")]  # asked once, the reply waited for
+
+
+def test_decoys_alone_are_a_timeout():
+    with DNSServer(ZONE, silent=True, decoys=("wrong id", "other port", "malformed")) as server:
+        started = time.monotonic()
+        result = check(at(server, "acme.test", timeout_s=0.5))
+        took = time.monotonic() - started
+
+    assert 0.5 <= took < 3
+    assert result.error == f"timed out after 0.5 s: no answer from resolver 127.0.0.1:{server.port}"
+    assert (result.response.connected, result.response.dns_rcode) == (False, None)
 
 
 def test_a_slow_answer_alone_is_degraded_performance(server):

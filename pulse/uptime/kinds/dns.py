@@ -20,9 +20,12 @@ left out. A name that does not exist is an answer (NXDOMAIN), not an error: it f
 
 The question is one message with recursion desired, sent over UDP and asked again over TCP when
 the UDP reply is truncated (RFC 7766 section 5), as dnspython's `dns.query.udp_with_fallback`
-does, but under one deadline for both. The resolver is queried directly (`dns.query`), not through
-dnspython's stub resolver, which folds SERVFAIL and REFUSED into one exception and would hide the
-response code.
+does, but under one deadline for both. A UDP datagram that is not the reply to the question
+(another ID: a late answer to an earlier question, or an off-path spoofer's; another address or
+port; no DNS message at all) is passed over and the reply waited for, as RFC 5452 section 9.1 asks
+of a resolver: only a deadline with no reply is an error. The resolver is queried directly
+(`dns.query`), not through dnspython's stub resolver, which folds SERVFAIL and REFUSED into one
+exception and would hide the response code.
 
 The resolver is held to the address policy like any connection (`pulse.net.dial`): its address is
 checked by `AddressPolicy.enforce` before any packet is sent, the system's too, so a loopback stub
@@ -265,9 +268,19 @@ def system_resolvers() -> list[str]:
 
 def _ask(query: dns.message.Message, ip: str, port: int, left: Callable[[], float]) -> dns.message.Message:
     """The reply over UDP, or over TCP when the UDP one is truncated (TC set), each waited for
-    only as long as the deadline leaves."""
+    only as long as the deadline leaves. A datagram that is not the reply is passed over:
+    dnspython's ``ignore_unexpected`` (another address or port) and ``ignore_errors`` (another ID
+    or question, or no DNS message; 2.6.1 and later, which still raise `Truncated` for the reply)."""
     try:
-        return dns.query.udp(query, ip, timeout=_positive(left()), port=port, raise_on_truncation=True)
+        return dns.query.udp(
+            query,
+            ip,
+            timeout=_positive(left()),
+            port=port,
+            raise_on_truncation=True,
+            ignore_unexpected=True,
+            ignore_errors=True,
+        )
     except dns.message.Truncated:
         return dns.query.tcp(query, ip, timeout=_positive(left()), port=port)
 

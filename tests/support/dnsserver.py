@@ -4,17 +4,21 @@
         check(Target("acme.test", "A", ("127.0.0.1", server.port)))
         assert server.queries == [("udp", "acme.test.", "A")]
 
-Built on dnspython (`dns.message`), so the wire format is dnspython's, not the test's. A name in
-the zone with another type answers NOERROR with no records; a name not in it, NXDOMAIN; a name in
-``servfail``, SERVFAIL. A name with a CNAME answers the CNAME, followed within the zone, for any
-other type. A UDP reply over 512 bytes (the limit of a query without EDNS, RFC 1035 section 4.2.1)
-is sent empty with the TC bit set, so the client must ask again over TCP. With ``silent`` the
-server reads each query and never answers. ``decoys`` are datagrams sent before each UDP reply (or
-instead of it, when silent), which a client must pass over: ``wrong id``, a forged NXDOMAIN reply
-with another ID (an off-path spoofer's guess, or a late answer to an earlier query); ``other
-port``, the same forgery with the right ID from another port; ``malformed``, the reply cut short.
-``queries`` is every question read: (transport, name, type). One thread serves both sockets;
-closing wakes it through a socketpair, not a timer.
+Built on dnspython (`dns.message`), so the wire format is dnspython's, not the test's. A name in the
+zone with another type answers NOERROR with no records; a name not in it, NXDOMAIN; a name in
+``servfail``, SERVFAIL; a name outside ``origin`` (the zone's apex, the root by default), REFUSED. A
+name with a CNAME answers the CNAME chain for any other type, as an authoritative server such as
+BIND does: followed while it stays within ``origin`` and until a name comes again (a loop), then the
+records at its end, or NXDOMAIN when it ends at a name of the zone that does not exist (RFC 6604).
+Replies claim recursion (RA) like a resolver's unless ``recursive`` is False, an authoritative-only
+server's. A UDP reply over 512 bytes (the limit of a query without EDNS, RFC 1035 section 4.2.1) is
+sent empty with the TC bit set, so the client must ask again over TCP. With ``silent`` the server
+reads each query and never answers. ``decoys`` are datagrams sent before each UDP reply (or instead
+of it, when silent), which a client must pass over: ``wrong id``, a forged NXDOMAIN reply with
+another ID (an off-path spoofer's guess, or a late answer to an earlier query); ``other port``, the
+same forgery with the right ID from another port; ``malformed``, the reply cut short. ``queries`` is
+every question read: (transport, name, type). One thread serves both sockets; closing wakes it
+through a socketpair, not a timer.
 """
 
 from __future__ import annotations
@@ -45,8 +49,12 @@ class DNSServer:
         servfail: tuple[str, ...] = (),
         silent: bool = False,
         decoys: tuple[str, ...] = (),
+        origin: str = ".",
+        recursive: bool = True,
     ) -> None:
         self.zone = zone or {}
+        self.origin = dns.name.from_text(origin)
+        self.ra = dns.flags.RA if recursive else dns.flags.Flag(0)
         self.servfail = {dns.name.from_text(name) for name in servfail}
         self.silent = silent
         self.decoys = decoys
@@ -126,7 +134,7 @@ class DNSServer:
     def _reply(self, query: dns.message.Message, transport: str) -> bytes:
         question = query.question[0]
         response = dns.message.make_response(query)
-        response.flags |= dns.flags.RA
+        response.flags |= self.ra
         if question.name in self.servfail:
             response.set_rcode(dns.rcode.SERVFAIL)
         else:
@@ -134,27 +142,28 @@ class DNSServer:
         wire = response.to_wire()
         if transport == "udp" and len(wire) > UDP_LIMIT:
             truncated = dns.message.make_response(query)
-            truncated.flags |= dns.flags.TC | dns.flags.RA
+            truncated.flags |= dns.flags.TC | self.ra
             wire = truncated.to_wire()
         return wire
 
     def _answer(self, response: dns.message.Message, name: dns.name.Name, rdtype: int) -> None:
+        if not name.is_subdomain(self.origin):
+            response.set_rcode(dns.rcode.REFUSED)
+            return
         names = {dns.name.from_text(owner) for owner, _ in self.zone}
-        for _ in range(8):  # a CNAME chain, followed within the zone
+        seen = set()
+        while name.is_subdomain(self.origin) and name not in seen:
+            seen.add(name)
             if name not in names:
-                if not response.answer:
-                    response.set_rcode(dns.rcode.NXDOMAIN)
+                response.set_rcode(dns.rcode.NXDOMAIN)
                 return
-            records = self._records(name, rdtype)
-            if records is not None or rdtype == dns.rdatatype.CNAME:
-                if records is not None:
-                    response.answer.append(records)
-                return
-            alias = self._records(name, dns.rdatatype.CNAME)
-            if alias is None:
+            records = self._records(name, rdtype) or self._records(name, dns.rdatatype.CNAME)
+            if records is None:
                 return  # the name exists, without records of that type: NOERROR, no answer
-            response.answer.append(alias)
-            name = alias[0].target
+            response.answer.append(records)
+            if records.rdtype != dns.rdatatype.CNAME or rdtype == dns.rdatatype.CNAME:
+                return
+            name = records[0].target
 
     def _records(self, name: dns.name.Name, rdtype: int) -> dns.rrset.RRset | None:
         texts = self.zone.get((name.to_text(), dns.rdatatype.to_text(rdtype)))

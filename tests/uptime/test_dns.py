@@ -1,8 +1,9 @@
 """The dns check kind (`pulse.uptime.kinds.dns`) against a real local DNS server
 (`tests.support.dnsserver`): each record type, NXDOMAIN, SERVFAIL, a truncated UDP reply asked again
-over TCP, a resolver that never answers, datagrams that are not the reply, the address policy (no
-packet to a refused resolver, the system's resolvers included), the configuration file, the batch
-path and `pulse check --dns`."""
+over TCP, a resolver that never answers, datagrams that are not the reply, CNAME chains (followed,
+and refused when they loop, run long or lead nowhere), the address policy (no packet to a refused
+resolver, the system's resolvers included), the configuration file, the batch path and `pulse
+check --dns`."""
 
 import json
 import time
@@ -35,12 +36,18 @@ ZONE = {
     ("acme.test.", "SOA"): ["ns1.acme.test. hostmaster.acme.test. 2026120501 7200 3600 1209600 300"],
     ("www.acme.test.", "CNAME"): ["acme.test."],
     ("big.acme.test.", "TXT"): BIG,
-}
+    ("loop.acme.test.", "CNAME"): ["b.acme.test."],
+    ("b.acme.test.", "CNAME"): ["loop.acme.test."],
+    ("spf.acme.test.", "CNAME"): ["big.acme.test."],  # which has no A record
+    ("shop.acme.test.", "CNAME"): ["shops.elsewhere.test."],  # out of the zone
+    ("old.acme.test.", "CNAME"): ["removed.acme.test."],  # not in the zone: NXDOMAIN
+    ("hop9.acme.test.", "A"): ["192.0.2.99"],
+} | {(f"hop{n}.acme.test.", "CNAME"): [f"hop{n + 1}.acme.test."] for n in range(9)}  # hop0 → … → hop9
 
 
 @pytest.fixture
 def server():
-    with DNSServer(ZONE, servfail=("broken.acme.test.",)) as running:
+    with DNSServer(ZONE, origin="acme.test.", servfail=("broken.acme.test.",)) as running:
         yield running
 
 
@@ -99,6 +106,70 @@ def test_an_alias_answers_the_records_it_leads_to_and_a_cname_query_the_alias(se
 
     assert followed.success and followed.response.text == "192.0.2.9\n192.0.2.10", followed.reason
     assert alias.success, alias.reason
+
+
+def test_a_chain_of_eight_cnames_answers_the_records_at_its_end(server):
+    result = check(at(server, "hop1.acme.test"), ["[BODY] == 192.0.2.99"])
+
+    assert (result.success, result.error) == (True, None), result.reason
+
+
+@pytest.mark.parametrize(
+    ("query", "record", "problem"),
+    [
+        (
+            "loop.acme.test",
+            "A",
+            "the CNAME chain of loop.acme.test. loops: loop.acme.test. → b.acme.test. → loop.acme.test.",
+        ),
+        ("b.acme.test", "MX", "the CNAME chain of b.acme.test. loops: b.acme.test. → loop.acme.test. → b.acme.test."),
+        (
+            "hop0.acme.test",
+            "A",
+            "the CNAME chain of hop0.acme.test. is longer than 8 CNAMEs: "
+            + " → ".join(f"hop{n}.acme.test." for n in range(10)),
+        ),
+        (
+            "spf.acme.test",
+            "A",
+            "the CNAME chain of spf.acme.test. leads nowhere: big.acme.test. has no A record in the answer",
+        ),
+        (
+            "shop.acme.test",
+            "AAAA",
+            "the CNAME chain of shop.acme.test. leads nowhere: shops.elsewhere.test. has no AAAA record in the answer",
+        ),
+    ],
+    ids=["loop", "loop-from-b", "long", "nowhere", "out-of-zone"],
+)
+def test_a_cname_chain_that_loops_runs_long_or_leads_nowhere_is_an_error(server, query, record, problem):
+    result = check(at(server, query, record))
+
+    assert (result.error, result.seen) == (problem, MAJOR_OUTAGE)
+    assert (result.response.connected, result.response.dns_rcode, result.response.text) == (True, "NOERROR", "")
+    assert result.results[0].resolved == "[DNS_RCODE] (NOERROR) == NOERROR"  # the reply is still read
+
+
+def test_a_cname_query_of_a_looping_alias_answers_the_alias(server):
+    result = check(at(server, "loop.acme.test", "CNAME"), ["[BODY] == b.acme.test."])
+
+    assert (result.success, result.error) == (True, None), result.reason
+
+
+def test_a_chain_ending_at_a_name_that_does_not_exist_is_nxdomain_and_no_error(server):
+    result = check(at(server, "old.acme.test"))
+
+    assert (result.error, result.response.dns_rcode, result.response.text) == (None, "NXDOMAIN", "")
+    assert result.reason == "[DNS_RCODE] (NXDOMAIN) == NOERROR"
+
+
+def test_an_authoritative_server_leaves_a_chain_out_of_its_zone_to_others():
+    with DNSServer(ZONE, origin="acme.test.", recursive=False) as server:
+        leaving = check(at(server, "shop.acme.test"))
+        looping = check(at(server, "loop.acme.test"))
+
+    assert (leaving.success, leaving.error, leaving.response.text) == (True, None, ""), leaving.reason
+    assert looping.error is not None and looping.error.startswith("the CNAME chain of loop.acme.test. loops")
 
 
 def test_the_body_conditions_read_the_answer(server):

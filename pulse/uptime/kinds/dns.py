@@ -14,9 +14,12 @@ reply by its response code and its answer.
 mnemonics of RFC 1035 section 4.1.1 and RFC 6895); `[BODY]` the answer's records of the type asked
 for, in presentation format (RFC 1035 section 5.1: MX ``10 mail.acme.example.``, TXT quoted), one
 a line, sorted in DNSSEC canonical order (RFC 4034 section 6.3, numeric for A and MX preferences)
-so that a resolver rotating its records does not flip a check; the CNAME chain that led to them is
-left out. A name that does not exist is an answer (NXDOMAIN), not an error: it fails the condition
-`[DNS_RCODE] == NOERROR`. A resolver that does not answer within the timeout is an error.
+so that a resolver rotating its records does not flip a check. For an alias, `[BODY]` holds the
+records at the end of its CNAME chain, the chain itself left out; a chain that loops, runs past
+`MAX_CNAMES` or leads nowhere (ends without such records in a NOERROR reply) is an error, the
+reply's `[DNS_RCODE]` still read (see `answer`). A name that does not exist is an answer
+(NXDOMAIN), not an error, at the end of a chain too: it fails the condition `[DNS_RCODE] ==
+NOERROR`. A resolver that does not answer within the timeout is an error.
 
 The question is one message with recursion desired, sent over UDP and asked again over TCP when
 the UDP reply is truncated (RFC 7766 section 5), as dnspython's `dns.query.udp_with_fallback`
@@ -44,12 +47,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import dns.exception
+import dns.flags
 import dns.message
 import dns.name
 import dns.query
 import dns.rcode
+import dns.rdataclass
 import dns.rdatatype
 import dns.resolver
+import dns.rrset
 from pydantic import Field, field_validator
 
 from pulse.models import utcnow
@@ -61,6 +67,7 @@ from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
 RECORDS = ("A", "AAAA", "CNAME", "MX", "TXT", "NS", "SOA")
 DEFAULT_CONDITIONS = ("[DNS_RCODE] == NOERROR",)
 PLACEHOLDERS = frozenset({"[DNS_RCODE]", "[BODY]", "[RESPONSE_TIME]"})
+MAX_CNAMES = 8  # CNAMEs followed from the query name before its chain is refused as too long
 PORT = 53  # a resolver's port when none is written, and the system's resolvers' port
 RESOLV_CONF = "/etc/resolv.conf"  # where the system's resolvers are named
 
@@ -208,7 +215,8 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
     ip, port = check.resolver or (None, PORT)
     try:
         ip, port = _resolver(check.resolver, policy)
-        reply = _ask(dns.message.make_query(check.query, check.record), ip, port, lambda: deadline - time.monotonic())
+        query = dns.message.make_query(check.query, check.record)
+        reply = _ask(query, ip, port, lambda: deadline - time.monotonic())
     except AddressRefused as e:
         return Response(response_time_ms=_since(started), ip=ip), str(e)
     except dns.exception.Timeout:
@@ -217,23 +225,55 @@ def exchange(check: Target, policy: AddressPolicy) -> tuple[Response, str | None
         )
     except (dns.exception.DNSException, OSError, ValueError) as e:
         return Response(response_time_ms=_since(started), ip=ip), _reason(e, f"resolver {_joined(str(ip), port)}")
+    body, problem = answer(reply, query.question[0].name, check.record)
     return (
         Response(
-            body=answer(reply, check.record).encode(),
+            body=body.encode(),
             response_time_ms=_since(started),
             connected=True,
             ip=ip,
             dns_rcode=dns.rcode.to_text(reply.rcode()),
         ),
-        None,
+        problem,
     )
 
 
-def answer(reply: dns.message.Message, record: str) -> str:
-    """The reply's answer records of type ``record``, one a line, in canonical order."""
+def answer(reply: dns.message.Message, name: dns.name.Name, record: str) -> tuple[str, str | None]:
+    """The records of type ``record`` at the end of the CNAME chain that starts at ``name`` in the
+    reply's answer, one a line, in canonical order; and what is wrong with the chain, or None.
+
+    A chain is followed (RFC 1034 section 3.6.2: "CNAME chains should be followed and CNAME loops
+    signalled as an error") for every type but CNAME itself, and refused when it loops, when it is
+    longer than `MAX_CNAMES`, or when it leads nowhere: ends at a name without such records in a
+    NOERROR reply of a resolver that offers recursion (RA; an authoritative-only server ends a
+    chain where it leaves its zones, for others to follow). NXDOMAIN at its end is the response
+    code's to say (RFC 6604: the rcode is about the last name), not an error."""
     wanted = dns.rdatatype.from_text(record)
-    lines = [rdata.to_text() for rrset in reply.answer if rrset.rdtype == wanted for rdata in sorted(rrset)]
-    return "\n".join(lines)
+    chain = [name]
+    while (records := _records(reply, chain[-1], wanted)) is None and wanted != dns.rdatatype.CNAME:
+        alias = _records(reply, chain[-1], dns.rdatatype.CNAME)
+        if alias is None:
+            break
+        chain.append(alias[0].target)
+        if chain[-1] in chain[:-1]:
+            return "", f"the CNAME chain of {name} loops: {_arrows(chain)}"
+        if len(chain) > MAX_CNAMES + 1:
+            return "", f"the CNAME chain of {name} is longer than {MAX_CNAMES} CNAMEs: {_arrows(chain)}"
+    if records is not None:
+        return "\n".join(rdata.to_text() for rdata in sorted(records)), None
+    if len(chain) > 1 and reply.rcode() == dns.rcode.NOERROR and reply.flags & dns.flags.RA:
+        return "", f"the CNAME chain of {name} leads nowhere: {chain[-1]} has no {record} record in the answer"
+    return "", None
+
+
+def _records(
+    reply: dns.message.Message, name: dns.name.Name, rdtype: dns.rdatatype.RdataType
+) -> dns.rrset.RRset | None:
+    return reply.get_rrset(reply.answer, name, dns.rdataclass.IN, rdtype)
+
+
+def _arrows(chain: Sequence[dns.name.Name]) -> str:
+    return " → ".join(str(name) for name in chain)
 
 
 def _resolver(named: tuple[str, int] | None, policy: AddressPolicy) -> tuple[str, int]:

@@ -3,11 +3,12 @@ consuming `uptime`. One sends each component's check at its slot (sub-minute int
 the checks due together in one message; the other sends each heartbeat monitor whose pings wait to
 be applied or whose deadline passed (`pulse.heartbeats.due`); a third sends the slots checked from
 locations whose time is up for their final verdict (`pulse.locations.verdict`). Every ten minutes a tick sends the
-RDAP lookups of domain expiry warnings (`pulse.uptime.domains`)."""
+RDAP lookups of domain expiry warnings (`pulse.uptime.domains`); every minute one sends the sweep that
+records the slots nobody checked as unknown (`pulse.uptime.missed`)."""
 
 from datetime import timedelta
 
-from actors.uptime import check, checks, domain_expiry, heartbeat, verdicts
+from actors.uptime import check, checks, domain_expiry, heartbeat, missed_slots, verdicts
 from pulse.heartbeats import due as monitors
 from pulse.locations import verdict
 from pulse.recurring import loop
@@ -60,3 +61,8 @@ VERDICTS = loop.declare(
 @tick("uptime", "*/10 * * * *")
 def domain_expiry_tick() -> None:
     domain_expiry.send()
+
+
+@tick("uptime", "* * * * *")
+def missed_slots_tick() -> None:
+    missed_slots.send()

@@ -28,6 +28,7 @@ import time
 from datetime import datetime, timedelta
 
 from pulse.cleanup.spec import seconds_sql
+from pulse.components.status import UNKNOWN
 from pulse.db import db
 from pulse.models import utcnow
 
@@ -99,22 +100,26 @@ UPTIME = Kind(
     rule="uptime_checks",
     table="component_rollup",
     hour={
-        "checks": "count(*)",
+        # A slot nobody checked (`pulse.uptime.missed`) is no check: counted apart, as unknown.
+        "checks": f"count(*) FILTER (WHERE u.outcome <> '{UNKNOWN}')",
         "operational": "count(*) FILTER (WHERE u.outcome = 'OPERATIONAL')",
         "degraded": "count(*) FILTER (WHERE u.outcome = 'DEGRADED_PERFORMANCE')",
-        "outage": f"count(*) FILTER (WHERE u.outcome NOT IN {_UP})",
+        "outage": f"count(*) FILTER (WHERE u.outcome NOT IN {_UP} AND u.outcome <> '{UNKNOWN}')",
         # A window is looked for check by check only in the hours one overlaps (`Kind.flag`).
-        "maintenance": """count(*) FILTER (WHERE CASE WHEN t.flagged THEN EXISTS (
+        "maintenance": f"""count(*) FILTER (WHERE u.outcome <> '{UNKNOWN}' AND CASE WHEN t.flagged THEN EXISTS (
             SELECT 1 FROM maintenance_window m
             WHERE m.component_id = u.component_id AND m.starts_at <= u.scheduled_at AND m.ends_at > u.scheduled_at)
             END)""",
+        "unknown": f"count(*) FILTER (WHERE u.outcome = '{UNKNOWN}')",
         "responses": "count(u.response_time_ms)",
         "response_ms_sum": "coalesce(sum(u.response_time_ms), 0)",
         "p95_ms": "percentile_disc(0.95) WITHIN GROUP (ORDER BY u.response_time_ms)",
         "max_ms": "max(u.response_time_ms)",
     },
     day={
-        **{name: f"sum(r.{name})" for name in ("checks", "operational", "degraded", "outage", "maintenance")},
+        **{
+            name: f"sum(r.{name})" for name in ("checks", "operational", "degraded", "outage", "maintenance", "unknown")
+        },
         "responses": "sum(r.responses)",
         "response_ms_sum": "sum(r.response_ms_sum)",
         "max_ms": "max(r.max_ms)",

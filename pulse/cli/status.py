@@ -1,5 +1,6 @@
 """`pulse status`: each component's kind, status (colored on a terminal), last check, response time,
-uptime over 24 hours, 7 and 30 days, and open incident."""
+uptime over 24 hours, 7 and 30 days, the time nobody checked it in the last 24 hours, and open
+incident."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
 def status(organization: str | None, as_json: bool) -> None:
     """Each component (of ORGANIZATION, a slug, if given): how it is checked (an endpoint's kind:
     http, tcp…; heartbeat for a heartbeat monitor), status, last check, last response time,
-    uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included) and
-    open incident. A heartbeat monitor shows its last ping and its next deadline instead of its
-    last check and response time, and after the deadline its cron expression and time zone if it
-    has them."""
+    uptime over 24 hours, 7 and 30 days (the share of checks that passed, slow ones included), the
+    time its slots went unchecked in the last 24 hours (Pulse was not checking: left out of uptime;
+    --json gives 7 and 30 days too) and open incident. A heartbeat monitor shows its last ping and
+    its next deadline instead of its last check and response time, and after the deadline its cron
+    expression and time zone if it has them."""
     from pulse.models import utcnow
     from pulse.uptime.overview import overview
 
@@ -59,16 +61,19 @@ SHORT_STATUSES = {DEGRADED: "DEGRADED", MAINTENANCE: "MAINTENANCE"}  # on a narr
 def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
     """The rows of `pulse.uptime.overview.overview` as a table. Names and incident titles wrap to fit the
     terminal (rich narrows wrapping columns first); components, statuses and figures never do.
-    ``narrow``: for a terminal too narrow even so, no names and shorter statuses."""
+    ``narrow``: for a terminal too narrow even so, no names and shorter statuses, and the unknown
+    time only when some component has some."""
     from rich.table import Column, Table
 
     names = [] if narrow else [Column("name")]
+    unknown = not narrow or any(row["unknown_24h_s"] for row in rows)
+    figures = ["checked", "response", "up 24h", "up 7d", "up 30d"] + (["unknown 24h"] if unknown else [])
     shown = Table(
         Column("component", no_wrap=True),
         *names,
         Column("kind", no_wrap=True),
         Column("status", no_wrap=True),
-        *(Column(name, justify="right", no_wrap=True) for name in ("checked", "response", "up 24h", "up 7d", "up 30d")),
+        *(Column(name, justify="right", no_wrap=True) for name in figures),
         Column("incident" if narrow else "open incident"),
         box=None,
         pad_edge=False,
@@ -77,11 +82,11 @@ def table(rows: list[dict[str, Any]], now: datetime, narrow: bool) -> Table:
         header_style="bold",
     )
     for row in rows:
-        shown.add_row(*cells(row, now, narrow))
+        shown.add_row(*cells(row, now, narrow, unknown))
     return shown
 
 
-def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
+def cells(r: dict[str, Any], now: datetime, narrow: bool, unknown: bool) -> list[Text]:
     from rich.text import Text
 
     checked = r["last_checked_at"] and datetime.fromisoformat(r["last_checked_at"])
@@ -102,6 +107,7 @@ def cells(r: dict[str, Any], now: datetime, narrow: bool) -> list[Text]:
         ago(checked, now) if checked else "never",
         response,
         *(None if r[k] is None else f"{r[k]:.2f}%" for k in ("uptime_24h", "uptime_7d", "uptime_30d")),
+        *([span(r["unknown_24h_s"]) if r["unknown_24h_s"] else None] if unknown else []),
         r["incident"] and f"#{r['incident']['id']} {r['incident']['title']}",
     ]
     return [c if isinstance(c, Text) else cell(c) for c in values]
@@ -119,6 +125,13 @@ def status_text(row: dict[str, Any]) -> Text:
 def until(when: datetime, now: datetime) -> str:
     """``in 5m`` for a time to come, ``5m ago`` for one past."""
     return ago(when, now) if when <= now else "in " + ago(now - (when - now), now).removesuffix(" ago")
+
+
+def span(seconds: int) -> str:
+    """``45s``, ``12m``, ``5h 2m``, ``3d 4h``: the two largest units."""
+    counts = [(seconds // 86400, "d"), (seconds % 86400 // 3600, "h"), (seconds % 3600 // 60, "m"), (seconds % 60, "s")]
+    first = next((i for i, (count, _) in enumerate(counts) if count), 3)
+    return " ".join(f"{count}{unit}" for count, unit in counts[first : first + 2] if count) or "0s"
 
 
 def ago(when: datetime, now: datetime) -> str:

@@ -14,6 +14,7 @@ MAINTENANCE = "UNDER_MAINTENANCE"
 
 OUTAGES = frozenset({PARTIAL_OUTAGE, MAJOR_OUTAGE})
 UP = (OPERATIONAL, DEGRADED)  # a slow answer is up, as status pages count it
+UNKNOWN = "UNKNOWN"  # the outcome of a slot nobody checked (pulse.uptime.missed): neither up nor down
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,6 +36,7 @@ class Component(BaseModel):
     auto_incident = BooleanField(default=True)
     paused = BooleanField(default=False)
     next_check_at = DateTimeTZField(null=True)
+    checking_since = DateTimeTZField(null=True)  # the first slot of its grid (pulse.uptime.missed)
     consecutive_failures = IntegerField(default=0)
     consecutive_successes = IntegerField(default=0)
     escalation_policy = ForeignKeyField(EscalationPolicy, null=True, on_delete="SET NULL")  # pages for its incidents

@@ -12,7 +12,8 @@ HOUR, DAY = "hour", "day"
 class ComponentRollup(BaseModel):
     """A component's checks in one hour or one UTC day (``period``), from ``start``: ``checks`` =
     ``operational`` + ``degraded`` + ``outage`` (what each observed), ``maintenance`` those scheduled
-    in a maintenance window; response times of the ``responses`` that had one. Written by
+    in a maintenance window; ``unknown`` the slots nobody checked (`pulse.uptime.missed`), apart
+    from the checks; response times of the ``responses`` that had one. Written by
     `pulse.cleanup.rollups`, never by hand."""
 
     component = ForeignKeyField(Component, on_delete="CASCADE")
@@ -24,6 +25,7 @@ class ComponentRollup(BaseModel):
     degraded = IntegerField()
     outage = IntegerField()
     maintenance = IntegerField()
+    unknown = IntegerField(default=0)
     responses = IntegerField()
     response_ms_sum = BigIntegerField()
     avg_ms = DoubleField(null=True)  # generated: response_ms_sum / responses

@@ -40,11 +40,14 @@ class Grid:
     table: the table of the rows (with ``id`` and ``interval_seconds`` columns).
     column: the column of each row's next due time; NULL for a row without a slot yet.
     where: the SQL condition of the rows that take part (not paused, of the right type).
+    since: a column that keeps each row's first slot (its grid is that time plus whole
+      intervals), or None.
     """
 
     table: str
     column: str
     where: str
+    since: str | None = None
 
     def claim(self, horizon: datetime, limit: int = 1000) -> list[tuple[int, datetime]]:
         """Claim the rows due by ``horizon``: (id, scheduled time of the slot claimed, the latest
@@ -71,10 +74,14 @@ class Grid:
         """Give a first slot to the rows that have none (new, rescheduled or resumed): within their
         first interval or first minute, whichever is shorter, at a random point, so a thousand new
         rows do not all come due in the same second. Returns how many."""
+        first = f"{self.column} = f.first" + (f", {self.since} = f.first" if self.since else "")
         sql = f"""
-            UPDATE {self.table}
-            SET {self.column} = %(now)s + make_interval(secs => random() * least(interval_seconds, 60))
-            WHERE {self.where} AND {self.column} IS NULL
+            UPDATE {self.table} AS r SET {first}
+            FROM (
+                SELECT id, %(now)s + make_interval(secs => random() * least(interval_seconds, 60)) AS first
+                FROM {self.table} WHERE {self.where} AND {self.column} IS NULL
+            ) AS f
+            WHERE r.id = f.id AND r.{self.column} IS NULL
         """
         return db.execute_sql(sql, {"now": now}).rowcount
 

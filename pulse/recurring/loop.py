@@ -21,8 +21,9 @@ skips it on purpose: a loop whose work goes stale (checks, polls) sends nothing 
 holds more than ``PULSE_BACKLOG_BOUND`` messages waiting (`Loop.bounded`). A check that would
 wait behind such a backlog is worth less than the next one, which comes one interval later; a
 backlog that grew without bound would end in RabbitMQ's memory alarm, which blocks every publisher,
-notifications included. Skipped slots are counted (``loop_slots_skipped_total``) and leave no row:
-uptime counts them neither up nor down. A loop whose queue an operator paused (`pulse.pause`)
+notifications included. Skipped slots are counted (``loop_slots_skipped_total``) and leave no check:
+the sweep of the slots nobody checked records them as unknown (`pulse.uptime.missed`), neither up
+nor down. A loop whose queue an operator paused (`pulse.pause`)
 claims nothing: when the queue resumes, each row's latest slot is sent, once (one check per
 component however long the pause; the slots between are skipped), as after a stop of every worker.
 """

@@ -5,6 +5,9 @@ Most checks leave the status as it was: they are recorded in one guarded stateme
 once. A change of status, a late result or a concurrent check takes the component's row lock and
 applies the change once (`pulse.components.changes`). Both write the check rows and their values
 with the same SQL.
+
+A slot recorded as unknown (nobody checked it in time: `pulse.uptime.missed`) is not recorded
+yet: a check of it that comes after all replaces that row and is applied like any other.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from pulse.components import changes
 from pulse.components.snapshot import COLUMNS, Snapshot
+from pulse.components.status import UNKNOWN
 from pulse.db import db
 from pulse.models import utcnow
 from pulse.net import AddressPolicy
@@ -50,6 +54,8 @@ class Loaded:
         return KINDS[self.kind].run(self.target, self.conditions, self.extract, policy)
 
 
+# A row of a check made: not one of a slot nobody checked, which a check replaces.
+_KNOWN = f"AND u.outcome <> '{UNKNOWN}'"
 # One row per (id, slot) pair of the arrays, numbered from 1 in their order; none for a deleted component.
 LOAD = f"""
 SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
@@ -58,7 +64,7 @@ SELECT {COLUMNS}, c.failure_threshold, c.success_threshold,
        coalesce((SELECT max(d) FROM unnest(c.certificate_warning_days) AS d), 0),
        coalesce((SELECT max(d) FROM unnest(c.domain_warning_days) AS d), 0),
        (SELECT d.expires_at FROM domain_expiry d WHERE d.domain = c.domain),
-       EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot), s.n
+       EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot {_KNOWN}), s.n
 FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[]) WITH ORDINALITY AS s (id, slot, n)
 JOIN component c ON c.id = s.id
 """
@@ -121,13 +127,18 @@ _BATCH = "batch AS (SELECT * FROM unnest({}) AS batch ({}))".format(
 )
 # The check rows, written from the rows of {source}, then the check's extracted values if it has
 # any (one check only: %(values)s), moving each value's latest (what reads it learns of it in this
-# statement, from the table's triggers). ON CONFLICT: the slot is recorded already.
-_CHECK = """checked AS (
+# statement, from the table's triggers). ON CONFLICT: the slot is recorded already, and stays so,
+# unless as unknown.
+_CHECK = f"""checked AS (
     INSERT INTO uptime_check (component_id, scheduled_at, started_at, checked_at, status_code, response_time_ms,
                               success, outcome, error, condition_results)
     SELECT id, slot, started, %(now)s, code, ms, success, seen, error, results
-    FROM {source}
-    ON CONFLICT DO NOTHING
+    FROM {{source}}
+    ON CONFLICT (component_id, scheduled_at) DO UPDATE
+    SET started_at = excluded.started_at, checked_at = excluded.checked_at, status_code = excluded.status_code,
+        response_time_ms = excluded.response_time_ms, success = excluded.success, outcome = excluded.outcome,
+        error = excluded.error, condition_results = excluded.condition_results
+    WHERE uptime_check.outcome = '{UNKNOWN}'
     RETURNING component_id, scheduled_at
 )"""
 _EXTRACTED = """, points AS (
@@ -152,7 +163,8 @@ _UNCHANGED = f"""WITH {_BATCH}, updated AS (
     WHERE c.id = batch.id AND c.status = batch.status
       AND c.consecutive_failures = batch.was_failures AND c.consecutive_successes = batch.was_successes
       AND c.last_checked_at IS NOT DISTINCT FROM batch.was_checked
-      AND NOT EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = batch.id AND u.scheduled_at = batch.slot)
+      AND NOT EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = batch.id AND u.scheduled_at = batch.slot
+                      {_KNOWN})
     RETURNING batch.*
 ), """ + _CHECK.format(source="updated")
 _LOCKED = f"WITH {_BATCH}, " + _CHECK.format(source="batch")

@@ -1,5 +1,6 @@
 """`pulse status`'s uptime from rollups is the uptime the raw checks give, at any point of the
-rollups' progress: before any, during a backfill, after late checks, across midnight."""
+rollups' progress: before any, during a backfill, after late checks, across midnight; and so is the
+time of the slots nobody checked (UNKNOWN), left out of uptime."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pulse.models import Component
 from pulse.uptime.overview import overview
 from tests.cleanup.conftest import DAY, HOUR, NOW, add_checks
 
-OUTCOMES = ["OPERATIONAL"] * 6 + ["DEGRADED_PERFORMANCE", "MAJOR_OUTAGE", "MAJOR_OUTAGE"]
+OUTCOMES = ["OPERATIONAL"] * 6 + ["DEGRADED_PERFORMANCE", "MAJOR_OUTAGE", "MAJOR_OUTAGE", "UNKNOWN"]
 
 # The same windows, from the raw checks alone.
 RAW = """
@@ -23,15 +24,18 @@ WITH b AS (SELECT date_trunc('hour', %(now)s::timestamptz, 'UTC') - interval '23
                   date_trunc('day', %(now)s::timestamptz, 'UTC') - interval '29 days' AS s30)
 SELECT c.key,
        (floor(10000.0 * count(*) FILTER (WHERE up AND scheduled_at >= s24)
-              / nullif(count(*) FILTER (WHERE scheduled_at >= s24), 0)) / 100)::float8,
+              / nullif(count(*) FILTER (WHERE known AND scheduled_at >= s24), 0)) / 100)::float8,
        (floor(10000.0 * count(*) FILTER (WHERE up AND scheduled_at >= s7)
-              / nullif(count(*) FILTER (WHERE scheduled_at >= s7), 0)) / 100)::float8,
+              / nullif(count(*) FILTER (WHERE known AND scheduled_at >= s7), 0)) / 100)::float8,
        (floor(10000.0 * count(*) FILTER (WHERE up AND scheduled_at >= s30)
-              / nullif(count(*) FILTER (WHERE scheduled_at >= s30), 0)) / 100)::float8
+              / nullif(count(*) FILTER (WHERE known AND scheduled_at >= s30), 0)) / 100)::float8,
+       count(*) FILTER (WHERE NOT known AND scheduled_at >= s24) * c.interval_seconds,
+       count(*) FILTER (WHERE NOT known AND scheduled_at >= s7) * c.interval_seconds,
+       count(*) FILTER (WHERE NOT known AND scheduled_at >= s30) * c.interval_seconds
 FROM component c
-LEFT JOIN (SELECT u.*, u.outcome IN ('OPERATIONAL', 'DEGRADED_PERFORMANCE') AS up FROM uptime_check u, b
-           WHERE u.scheduled_at >= b.s30) u ON u.component_id = c.id, b
-GROUP BY c.key ORDER BY c.key
+LEFT JOIN (SELECT u.*, u.outcome IN ('OPERATIONAL', 'DEGRADED_PERFORMANCE') AS up, u.outcome <> 'UNKNOWN' AS known
+           FROM uptime_check u, b WHERE u.scheduled_at >= b.s30) u ON u.component_id = c.id, b
+GROUP BY c.key, c.interval_seconds ORDER BY c.key
 """
 
 
@@ -40,7 +44,8 @@ def raw(now):
 
 
 def shown(now):
-    return [(r["key"], r["uptime_24h"], r["uptime_7d"], r["uptime_30d"]) for r in overview(now=now)]
+    windows = ("uptime_24h", "uptime_7d", "uptime_30d", "unknown_24h_s", "unknown_7d_s", "unknown_30d_s")
+    return [(r["key"], *(r[window] for window in windows)) for r in overview(now=now)]
 
 
 @pytest.fixture

@@ -85,6 +85,9 @@ def test_json_keeps_its_keys_and_adds_uptime(components):
         "uptime_24h",
         "uptime_7d",
         "uptime_30d",
+        "unknown_24h_s",
+        "unknown_7d_s",
+        "unknown_30d_s",
         "last_ping_at",
         "deadline_at",
         "cron",
@@ -111,12 +114,13 @@ def test_the_table_has_a_line_per_component_and_no_escape_codes_when_piped(compo
     result = pulse("status")
     assert result.returncode == 0, result.stderr
     header, api, www, shop = (line.split() for line in result.stdout.splitlines())
-    assert header == "component name kind status checked response up 24h up 7d up 30d open incident".split()
+    assert header == "component name kind status checked response up 24h up 7d up 30d unknown 24h open incident".split()
     assert (
-        api == "acme/api Public API http MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00% #1 Public API is down".split()
+        api
+        == "acme/api Public API http MAJOR_OUTAGE 5m ago 123 ms 75.00% 66.66% 75.00% - #1 Public API is down".split()
     )
-    assert www == "acme/www Website http OPERATIONAL never - - - - -".split()
-    assert shop == "globex/shop Shop http DEGRADED_PERFORMANCE never - - - - -".split()
+    assert www == "acme/www Website http OPERATIONAL never - - - - - -".split()
+    assert shop == "globex/shop Shop http DEGRADED_PERFORMANCE never - - - - - -".split()
     assert "\x1b" not in result.stdout
 
 
@@ -166,7 +170,10 @@ def test_a_narrow_terminal_leaves_names_out_and_cuts_no_figure(components):
         return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).splitlines()
 
     wide = on_terminal("200")
-    assert wide[0].split() == "component name kind status checked response up 24h up 7d up 30d open incident".split()
+    assert (
+        wide[0].split()
+        == "component name kind status checked response up 24h up 7d up 30d unknown 24h open incident".split()
+    )
 
     narrow = on_terminal("80")
     assert narrow[0].split() == "component kind status checked response up 24h up 7d up 30d incident".split()

@@ -338,8 +338,8 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
       request: what to send; ``request.timeout_s`` bounds the whole call (DNS resolution aside,
         which the system resolver bounds).
       policy: the addresses it may connect to, checked on every connection (redirects included).
-      verify: True to verify TLS against the system's CA certificates; a CA bundle path (or
-        directory) for tests or private CAs; False not to verify (then
+      verify: True to verify TLS against the system's CA certificates; the PEM text of CA
+        certificates to verify against instead (a private CA); False not to verify (then
         ``certificate_expiration_ms`` is None).
 
     Returns:

@@ -570,7 +570,7 @@ def test_the_policy_classifies_addresses(ip, policy, refused_as):
 def test_it_checks_https_and_measures_the_certificate(tls_target, certificates):
     tls_target.answer("/", body=b"secure")
 
-    response, error = get(tls_target.url(), verify=str(certificates / "ca.pem"))
+    response, error = get(tls_target.url(), verify=(certificates / "ca.pem").read_text())
 
     assert (response.status, response.body, error) == (200, b"secure", None)
     assert response.connected is True
@@ -613,13 +613,29 @@ def test_it_checks_https_without_verification_when_told(tls_target):
     assert response.certificate_expiration_ms is None
 
 
-def test_it_makes_a_tls_context_once_per_ca_bundle(tls_target, certificates, monkeypatch):
+def test_it_makes_a_tls_context_once_per_ca(tls_target, certificates, monkeypatch):
     made = []
     create = ssl.create_default_context
     monkeypatch.setattr(ssl, "create_default_context", lambda *a, **kw: made.append(kw) or create(*a, **kw))
     monkeypatch.setattr(dial, "_contexts", {})  # as in a new process, whatever ran before
+    pem = (certificates / "ca.pem").read_text()
 
-    results = [get(tls_target.url(), verify=str(certificates / "ca.pem")) for _ in range(3)]
+    # a text of its own each time, as each check reads its component's row
+    results = [get(tls_target.url(), verify=pem.encode().decode()) for _ in range(3)]
 
     assert [(r.status, e) for r, e in results] == [(404, None)] * 3
-    assert made == [{"cafile": str(certificates / "ca.pem")}]
+    assert made == [{"cadata": pem}]
+
+
+def test_the_contexts_of_cas_are_bounded_the_first_made_going_first(certificates, monkeypatch):
+    monkeypatch.setattr(dial, "_contexts", {})
+    monkeypatch.setattr(dial, "MAX_CA_CONTEXTS", 2)
+    pem = (certificates / "ca.pem").read_text()
+    cas = [pem, pem + "\n", pem + "\n\n"]  # three texts of one CA: three contexts
+    system = dial.context(True)
+
+    first, second, third = (dial.context(ca) for ca in cas)
+
+    assert dial.context(True) is system  # the system's is never dropped
+    assert dial.context(cas[1]) is second and dial.context(cas[2]) is third
+    assert dial.context(cas[0]) is not first  # dropped for the third, made again

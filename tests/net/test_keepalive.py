@@ -130,7 +130,7 @@ def test_a_thread_keeps_a_bounded_number_of_connections(monkeypatch):
 
 
 def test_a_kept_tls_connection_reports_its_certificate(tls_target, certificates):
-    ca = str(certificates / "ca.pem")
+    ca = (certificates / "ca.pem").read_text()
     results = [get(tls_target.url(), verify=ca) for _ in range(2)]
 
     assert [(r.status, e) for r, e in results] == [(404, None)] * 2
@@ -139,7 +139,7 @@ def test_a_kept_tls_connection_reports_its_certificate(tls_target, certificates)
 
 
 def test_a_kept_tls_connection_is_not_used_without_its_verification(tls_target, certificates):
-    get(tls_target.url(), verify=str(certificates / "ca.pem"))
+    get(tls_target.url(), verify=(certificates / "ca.pem").read_text())
 
     _, error = get(tls_target.url())  # verified against the system's CAs: a new handshake
 

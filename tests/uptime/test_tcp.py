@@ -128,7 +128,7 @@ def tls_context(certificates):
 def test_it_connects_with_tls_and_verifies_the_certificate(tls_context, certificates):
     with TCPServer("echo", tls=tls_context) as server:
         result = check(
-            Target("localhost", server.port, send="hello", tls=True, verify=str(certificates / "ca.pem")),
+            Target("localhost", server.port, send="hello", tls=True, verify=(certificates / "ca.pem").read_text()),
             ["[BODY] == echo: hello", "[CERTIFICATE_EXPIRATION] > 48h"],
         )
 

@@ -41,7 +41,7 @@ def authority(tmp_path):
 
 def trusting(authority, port, **fields):
     """A target on ``localhost`` that trusts the test CA."""
-    return Target("localhost", port, ca=str(authority.pem), **fields)
+    return Target("localhost", port, ca=authority.pem.read_text(), **fields)
 
 
 def test_it_is_the_registry_entry_of_tls():
@@ -128,7 +128,7 @@ def test_a_self_signed_certificate_is_invalid_and_an_operator_may_check_only_its
 )
 def test_a_certificate_for_another_name_is_invalid(authority, connect_to, problem):
     with ScriptedServer((), tls=authority.server(["mail.acme.example"], days=90)) as server:
-        result = check(Target(connect_to, server.port, ca=str(authority.pem)), ["[CERTIFICATE_VALID] == true"])
+        result = check(Target(connect_to, server.port, ca=authority.pem.read_text()), ["[CERTIFICATE_VALID] == true"])
 
     assert (result.success, result.error) == (False, None)
     assert result.reason == f"[CERTIFICATE_VALID] (false: {problem}) == true"

@@ -55,7 +55,7 @@ class Target:
       send: sent (UTF-8) once connected; None sends nothing.
       tls: TLS on connect, the server's name checked against ``host``.
       verify: True to verify against the system's CA certificates (``SSL_CERT_FILE`` may name
-        others), a CA bundle path, False not to verify.
+        others), the PEM text of CA certificates to verify against instead, False not to verify.
       timeout_s: seconds; bounds the whole check (resolving aside, as for HTTP).
     """
 

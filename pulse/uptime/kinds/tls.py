@@ -72,8 +72,7 @@ class Target:
       port: 1 to 65535.
       starttls: one of `pulse.net.starttls.PROTOCOLS`, or None for TLS on connect.
       timeout_s: seconds; bounds the whole check (resolving aside, as for HTTP).
-      ca: a CA bundle (file or directory) to verify against instead of the system's CA
-        certificates; the configuration file offers none (``SSL_CERT_FILE`` changes the system's).
+      ca: the PEM text of CA certificates to verify against instead of the system's.
     """
 
     host: str

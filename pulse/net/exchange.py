@@ -72,6 +72,9 @@ class Request:
       keep_alive: keep the connection for this thread's next request to the same origin. Only for
         a request that is safe to send twice: if the server closes a kept connection just as the
         request goes out, it is sent once more on a fresh connection.
+      verify: for https, True to verify the server's certificate against the system's CA
+        certificates; the PEM text of CA certificates to verify it against instead (a private
+        CA); False not to verify (then ``certificate_expiration_ms`` is None).
     """
 
     method: str
@@ -81,6 +84,7 @@ class Request:
     timeout_s: float = 10.0
     forward_headers: bool = False
     keep_alive: bool = False
+    verify: bool | str = True
 
 
 # --- the request -------------------------------------------------------------------------------
@@ -331,16 +335,13 @@ class _Receiver(io.RawIOBase):
 _ERRORS = (FetchError, AddressRefused, OSError, ValueError, http.client.HTTPException, zlib.error)
 
 
-def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True) -> tuple[Response, str | None]:
+def fetch(request: Request, policy: AddressPolicy) -> tuple[Response, str | None]:
     """Make one request; never raises for a network problem.
 
     Parameters:
       request: what to send; ``request.timeout_s`` bounds the whole call (DNS resolution aside,
         which the system resolver bounds).
       policy: the addresses it may connect to, checked on every connection (redirects included).
-      verify: True to verify TLS against the system's CA certificates; the PEM text of CA
-        certificates to verify against instead (a private CA); False not to verify (then
-        ``certificate_expiration_ms`` is None).
 
     Returns:
       The `Response` (``response_time_ms`` in milliseconds from just before the request, resolving
@@ -369,7 +370,7 @@ def fetch(request: Request, policy: AddressPolicy, *, verify: bool | str = True)
     started = time.perf_counter()
     try:
         for hop in range(MAX_REDIRECTS + 1):
-            response = exchange.send(url, policy, verify, method, raw)
+            response = exchange.send(url, policy, request.verify, method, raw)
             location = response.getheader("Location") if response.status in _REDIRECTS else None
             if not location:
                 break

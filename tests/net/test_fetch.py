@@ -27,9 +27,9 @@ def target():
         yield server
 
 
-def get(url: str, policy: AddressPolicy = DEFAULT, *, method: str = "GET", verify: bool | str = True, **fields):
+def get(url: str, policy: AddressPolicy = DEFAULT, *, method: str = "GET", **fields):
     """``fetch`` of ``Request(method, url, **fields)``."""
-    return fetch(Request(method=method, url=url, **fields), policy, verify=verify)
+    return fetch(Request(method=method, url=url, **fields), policy)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ def target():
 
 
 def get(url: str, policy: AddressPolicy = DEFAULT, *, keep_alive: bool = True, verify: bool | str = True):
-    return fetch(Request("GET", url, keep_alive=keep_alive), policy, verify=verify)
+    return fetch(Request("GET", url, keep_alive=keep_alive, verify=verify), policy)
 
 
 def test_requests_to_one_origin_share_a_connection(target):

@@ -166,6 +166,8 @@ class ComponentSpec(http.Fields, tcp.Fields, dns.Fields, icmp.Fields, tls.Fields
             raise ValueError("only an endpoint has a check kind")
         elif "certificate_warnings" in self.model_fields_set:
             raise ValueError("only an endpoint has certificate_warnings (its checks see the certificate)")
+        elif self.ca is not None or self.ca_file is not None:
+            raise ValueError("only an endpoint has a ca or ca_file (its checks verify the certificate)")
         if self.type == "heartbeat" and (self.url or not self.token):
             raise ValueError("a heartbeat needs a token and has no url")
         if self.type == "heartbeat" and (self.period is None) == (self.cron is None):

@@ -8,9 +8,11 @@ judge the answer by its conditions.
       headers: {Authorization: "Bearer ${API_TOKEN}"}
       body: null
       forward_headers: false
+      ca_file: /etc/pulse/acme-ca.pem  # optional, for https: a CA of its own, or ca: its PEM (`pulse.uptime.kinds.ca`)
       conditions: ["[STATUS] == 200", "[BODY].status == UP"]
 
-Its target lives in the component's url, method, headers, forward_headers and body columns.
+Its target lives in the component's url, method, headers, forward_headers and body columns, and
+its CA, if it has one, in the ``target`` column; the CA verifies every https hop of its redirects.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 
 from pulse.models import utcnow
 from pulse.net import AddressPolicy, Request, fetch
-from pulse.spec import Strict, header, http_url
+from pulse.spec import header, http_url
 from pulse.uptime.check import CheckResult, judge
+from pulse.uptime.kinds import ca
 from pulse.uptime.kinds.kind import CLEARED, Kind, Stored
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -33,7 +37,7 @@ PLACEHOLDERS = frozenset({"[STATUS]", "[RESPONSE_TIME]", "[BODY]", "[CONNECTED]"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 
 
-class Fields(Strict):
+class Fields(ca.Fields):
     """An http check's fields in the configuration file."""
 
     url: str | None = Field(None, max_length=2048)
@@ -67,7 +71,11 @@ class Fields(Strict):
 
 
 def problems(spec: Fields) -> list[str]:
-    return [] if spec.url else ["an endpoint needs a url"]
+    found = [] if spec.url else ["an endpoint needs a url"]
+    named = ca.given(spec)
+    if named and spec.url and urlsplit(spec.url).scheme != "https":
+        found.append(f"{named} goes with an https:// url")
+    return found + ca.problems(spec)
 
 
 def stored(spec: Fields) -> dict[str, Any]:
@@ -77,11 +85,13 @@ def stored(spec: Fields) -> dict[str, Any]:
         "headers": spec.headers,
         "forward_headers": spec.forward_headers,
         "body": spec.body,
+        "target": {"ca": spec.trusted} if spec.trusted else None,
     }
 
 
 def target(row: Stored) -> Request:
-    return Request(row.method, row.url or "", row.headers, row.body, row.timeout_s, forward_headers=row.forward_headers)
+    verify = (row.target or {}).get("ca") or True
+    return Request(row.method, row.url or "", row.headers, row.body, row.timeout_s, row.forward_headers, verify=verify)
 
 
 def run(

@@ -9,6 +9,7 @@ any HTTP request), with TLS on connect if asked, optionally send a payload and r
       send: "PING\\r\\n"               # optional: sent once connected
       tls: false                       # optional: TLS on connect, the certificate verified
       verify: true                     # optional, with tls: false accepts any certificate
+      ca_file: /etc/pulse/acme-ca.pem  # optional, with tls: a CA of its own, or ca: its PEM (`pulse.uptime.kinds.ca`)
       conditions: ["[CONNECTED] == true", "[RESPONSE_TIME] < 300"]
 
 A reply is read when there is a payload to send, or when a condition reads `[BODY]` (a server that
@@ -37,6 +38,7 @@ from pulse.net.exchange import describe
 from pulse.net.urls import FetchError
 from pulse.uptime import conditions
 from pulse.uptime.check import CheckResult, judge
+from pulse.uptime.kinds import ca
 from pulse.uptime.kinds.kind import CLEARED, Address, Kind, Stored, host
 
 DEFAULT_CONDITIONS = ("[CONNECTED] == true",)
@@ -70,7 +72,7 @@ class Target:
 Payload = Annotated[str, StringConstraints(strip_whitespace=False)]  # "PING\r\n" is sent as written
 
 
-class Fields(Address):
+class Fields(Address, ca.Fields):
     """A tcp check's fields in the configuration file."""
 
     send: Payload | None = Field(None, min_length=1, max_length=MAX_SEND)
@@ -84,12 +86,17 @@ def problems(spec: Fields) -> list[str]:
         found.append("a tcp check needs a host and a port")
     if "verify" in spec.model_fields_set and not spec.tls:
         found.append("verify goes with tls: true")
-    return found
+    named = ca.given(spec)
+    if named and not spec.tls:
+        found.append(f"{named} goes with tls: true")
+    elif named and not spec.verify:
+        found.append(f"{named} goes with verify: true (verify: false accepts any certificate)")
+    return found + ca.problems(spec)
 
 
 def stored(spec: Fields) -> dict[str, Any]:
     fields = {"host": spec.host, "port": spec.port, "send": spec.send, "tls": spec.tls, "verify": spec.verify}
-    return CLEARED | {"target": fields}
+    return CLEARED | {"target": fields | ({"ca": spec.trusted} if spec.trusted else {})}
 
 
 def target(row: Stored) -> Target:
@@ -99,7 +106,7 @@ def target(row: Stored) -> Target:
         port=int(fields.get("port", 0)),
         send=fields.get("send"),
         tls=bool(fields.get("tls", False)),
-        verify=bool(fields.get("verify", True)),
+        verify=fields.get("ca") or bool(fields.get("verify", True)),
         timeout_s=row.timeout_s,
     )
 

@@ -7,10 +7,11 @@ expiry and on whether its chain and name verify.
       host: mail.acme.example
       port: 587                        # optional: 443, or the starttls protocol's port (25, 143, 5432)
       starttls: smtp                   # optional: smtp, imap or postgres (`pulse.net.starttls`)
+      ca_file: /etc/pulse/acme-ca.pem  # optional: a CA of its own, or ca: its PEM (`pulse.uptime.kinds.ca`)
       conditions: ["[CERTIFICATE_VALID] == true", "[CERTIFICATE_EXPIRATION] > 14d"]
 
 The certificate is reported even when it does not verify, so that the operator sees why: the
-check first makes a verified handshake (the system's CA certificates, which ``SSL_CERT_FILE`` and
+check first makes a verified handshake (its own CA or the system's, which ``SSL_CERT_FILE`` and
 ``SSL_CERT_DIR`` may replace, and the name checked against ``host``); when that fails on the
 certificate (`ssl.SSLCertVerificationError`), it keeps OpenSSL's reason (``certificate has
 expired``, ``self-signed certificate``, ``Hostname mismatch…``) and connects once more without
@@ -52,6 +53,7 @@ from pulse.net.exchange import describe
 from pulse.net.starttls import PROTOCOLS, negotiate
 from pulse.net.urls import FetchError
 from pulse.uptime.check import CheckResult, judge
+from pulse.uptime.kinds import ca
 from pulse.uptime.kinds.kind import CLEARED, Address, Kind, Stored, host
 
 DEFAULT_CONDITIONS = ("[CERTIFICATE_VALID] == true", "[CERTIFICATE_EXPIRATION] > 14d")
@@ -82,19 +84,21 @@ class Target:
     ca: str | None = None
 
 
-class Fields(Address):
-    """A tls check's fields in the configuration file, beside ``host`` and ``port``."""
+class Fields(Address, ca.Fields):
+    """A tls check's fields in the configuration file, beside ``host``, ``port``, ``ca`` and ``ca_file``."""
 
     starttls: Literal["smtp", "imap", "postgres"] | None = None
 
 
 def problems(spec: Fields) -> list[str]:
-    return [] if spec.host is not None else ["a tls check needs a host (and a port, 443 by default)"]
+    found = [] if spec.host is not None else ["a tls check needs a host (and a port, 443 by default)"]
+    return found + ca.problems(spec)
 
 
 def stored(spec: Fields) -> dict[str, Any]:
     port = spec.port or DEFAULT_PORTS[spec.starttls]
-    return CLEARED | {"target": {"host": spec.host, "port": port, "starttls": spec.starttls}}
+    fields = {"host": spec.host, "port": port, "starttls": spec.starttls}
+    return CLEARED | {"target": fields | ({"ca": spec.trusted} if spec.trusted else {})}
 
 
 def target(row: Stored) -> Target:
@@ -105,6 +109,7 @@ def target(row: Stored) -> Target:
         port=int(fields.get("port") or DEFAULT_PORTS.get(starttls, 443)),
         starttls=starttls,
         timeout_s=row.timeout_s,
+        ca=fields.get("ca"),
     )
 
 

@@ -28,6 +28,9 @@ from pulse.config import get_settings
 @click.option("--resolver", help="With --dns: the resolver's IP[:PORT] ([IPv6]:PORT); the system's by default.")
 @click.option("--cert", help="Read and verify the certificate of HOST[:PORT] (a tls check).")
 @click.option("--starttls", type=click.Choice(["smtp", "imap", "postgres"]), help="With --cert: STARTTLS first.")
+@click.option(
+    "--ca-file", help="With an https --url, --tcp and --tls, or --cert: trust this PEM file's CAs, not the system's."
+)
 @click.option("--condition", "-c", "condition_texts", multiple=True, help="A condition (repeat for more).")
 @click.option("--method", default="GET", show_default=True)
 @click.option("--header", "-H", "headers", multiple=True, help="Name: value (repeat for more).")
@@ -45,6 +48,7 @@ def check_now(
     resolver: str | None,
     cert: str | None,
     starttls: str | None,
+    ca_file: str | None,
     condition_texts: tuple[str, ...],
     method: str,
     headers: tuple[str, ...],
@@ -61,19 +65,22 @@ def check_now(
     from pulse.models import utcnow
     from pulse.net import AddressPolicy
     from pulse.uptime import conditions, record
-    from pulse.uptime.kinds import KINDS
+    from pulse.uptime.kinds import KINDS, ca
 
     named = {"url": url, "tcp": tcp, "dns": dns, "icmp": icmp, "cert": cert}
     given = [kind for kind in KINDS.values() if named.get(kind.flag)]
     if bool(key) + len(given) != 1:
         flags = " or ".join(f"--{kind.flag}" for kind in KINDS.values())
         fail(f"give a component KEY or a target ({flags}), just one", code=2)
+    if ca_file is not None and not (given and issubclass(given[0].fields, ca.Fields)):
+        fail("--ca-file goes with --url, --tcp or --cert (a component trusts its own ca or ca_file)", code=2)
     current = get_settings()
     try:
         if given:
             (kind,) = given
             options = {"timeout_s": timeout, "method": method, "headers": [_header(h) for h in headers]}
             more = {"send": send, "tls": tls, "record": record_type, "resolver": resolver, "starttls": starttls}
+            more["ca"] = None if ca_file is None else ca.load(ca_file, "--ca-file")
             target = kind.command_line(str(named[kind.flag]), options | more)
             texts = list(condition_texts) or list(kind.default_conditions)
             extract: dict[str, str] = {}

@@ -1,7 +1,7 @@
 """A component's own CA (`pulse.uptime.kinds.ca`): an https, a tcp-with-TLS and a tls check of
 real local servers whose certificates a CA made here signed, trusted through ``ca_file`` or an
 inline ``ca`` (from the environment too) applied with ``pulse apply``, checked through the batch
-path; and the refusals at apply."""
+path; the refusals at apply; and ``pulse check --ca-file``."""
 
 import json
 from datetime import UTC, datetime
@@ -211,3 +211,49 @@ def test_a_ca_from_the_environment_is_refused_with_its_reason_and_never_repeated
         configfile.load(one({**HTTPS, "ca": "${ACME_CA}"}))
 
     assert str(refused.value) == f"{PLACE}: ca holds no PEM certificate"
+
+
+# pulse check --ca-file
+
+
+def test_pulse_check_ca_file_trusts_the_ca_in_place_of_the_system_s(authority, stranger, servers):
+    targets = [
+        ("--url", f"https://localhost:{servers['https']}/health"),
+        ("--tcp", f"localhost:{servers['tcp']}", "--tls"),
+        ("--cert", f"localhost:{servers['tls']}"),
+    ]
+
+    untrusted = [pulse("check", *target, "--json") for target in targets]
+    trusted = [pulse("check", *target, "--ca-file", str(authority.pem), "--json") for target in targets]
+    # the system's store (SSL_CERT_FILE) trusts the servers' CA, --ca-file another one: not trusted
+    store = {"SSL_CERT_FILE": str(authority.pem)}
+    replaced = [pulse("check", *target, "--ca-file", str(stranger.pem), "--json", **store) for target in targets]
+
+    for result in trusted:
+        assert result.returncode == 0, result.stdout + result.stderr
+    for results in (untrusted, replaced):
+        assert [r.returncode for r in results] == [1, 1, 1]
+        reports = [json.loads(r.stdout) for r in results]
+        assert "certificate verify failed" in reports[0]["error"] and "certificate verify failed" in reports[1]["error"]
+        assert reports[2]["conditions"][0]["resolved"] == UNTRUSTED
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        (("--url", "http://localhost:1/", "--ca-file", "{ca}"), "--ca-file goes with an https:// URL"),
+        (("--tcp", "localhost:1", "--ca-file", "{ca}"), "--ca-file goes with --tls"),
+        (("--dns", "acme.example", "--ca-file", "{ca}"), "--ca-file goes with --url, --tcp or --cert"),
+        (("acme/api", "--ca-file", "{ca}"), "--ca-file goes with --url, --tcp or --cert"),
+        (
+            ("--cert", "localhost:1", "--ca-file", "/no/such.pem"),
+            "--ca-file cannot be read (No such file or directory)",
+        ),
+        (("--cert", "localhost:1", "--ca-file", "{key}"), "--ca-file holds no PEM certificate"),
+    ],
+)
+def test_pulse_check_refuses_a_bad_ca_file(files, arguments, problem):
+    refused = pulse("check", *(argument.format(**files) for argument in arguments))
+
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.startswith(f"pulse: {problem}"), refused.stderr

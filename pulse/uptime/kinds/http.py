@@ -104,7 +104,11 @@ def run(
 
 
 def command_line(url: str, options: Mapping[str, Any]) -> Request:
-    return Request(options["method"].upper(), url, dict(options["headers"]), timeout_s=options["timeout_s"])
+    trusted = options.get("ca")
+    if trusted and urlsplit(url).scheme != "https":
+        raise ValueError("--ca-file goes with an https:// URL")
+    headers, timeout_s = dict(options["headers"]), options["timeout_s"]
+    return Request(options["method"].upper(), url, headers, timeout_s=timeout_s, verify=trusted or True)
 
 
 KIND = Kind(

@@ -105,7 +105,8 @@ class Kind:
       run: one check.
       flag: the `pulse check` option that names a target of this kind (``--url``, ``--tcp``).
       command_line: the target of ``pulse check --<flag> VALUE``, from VALUE and the command's
-        options (``timeout_s``, ``method``, ``headers``, ``send``, ``tls``, ``starttls``); ValueError for a bad one.
+        options (``timeout_s``, ``method``, ``headers``, ``send``, ``tls``, ``starttls``, ``ca``: the
+        PEM text of ``--ca-file``'s certificates or None); ValueError for a bad one.
     """
 
     name: str

@@ -121,7 +121,10 @@ def command_line(address: str, options: Mapping[str, Any]) -> Target:
         port, name = None, None
     if not name or port is None or port == 0:
         raise ValueError(f"--tcp {address!r}: expected HOST:PORT (or [IPv6]:PORT)")
-    return Target(host(name), port, options["send"], options["tls"], timeout_s=options["timeout_s"])
+    trusted = options.get("ca")
+    if trusted and not options["tls"]:
+        raise ValueError("--ca-file goes with --tls")
+    return Target(host(name), port, options["send"], options["tls"], trusted or True, options["timeout_s"])
 
 
 def run(check: Target, condition_texts: Sequence[str], extract: dict[str, str], policy: AddressPolicy) -> CheckResult:

@@ -125,7 +125,7 @@ def command_line(address: str, options: Mapping[str, Any]) -> Target:
         port, name = 0, None
     if not name or port == 0:
         raise ValueError(f"--cert {address!r}: expected HOST or HOST:PORT (or [IPv6]:PORT)")
-    return Target(host(name), port or DEFAULT_PORTS[starttls], starttls, timeout_s=options["timeout_s"])
+    return Target(host(name), port or DEFAULT_PORTS[starttls], starttls, options["timeout_s"], options.get("ca"))
 
 
 def run(check: Target, condition_texts: Sequence[str], extract: dict[str, str], policy: AddressPolicy) -> CheckResult:

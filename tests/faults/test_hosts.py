@@ -47,8 +47,8 @@ def test_when_one_worker_host_dies_the_other_finishes_the_work(make_component, t
         doomed, survivor = (WorkerProcess(threads=THREADS, host=host).wait_ready() for host in hosts)
         wait_for(lambda: consumers(settings, "uptime") == 2, "both hosts consuming", every=0.5)
         work.send()
+        done_before = work.done()  # what the kill meets (after it, the survivor goes on while the kill reaps)
         hosts[0].kill()  # every process of the host, at once: the workers and its end of every connection
-        done_before = work.done()
         work.finish()
         assert survivor.process.poll() is None and doomed.process.poll() == -9
 

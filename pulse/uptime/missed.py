@@ -45,7 +45,11 @@ MOVE = "UPDATE rollup_state SET watermark = %(until)s, updated_at = %(now)s WHER
 LONGEST_TIMEOUT = "SELECT coalesce(max(timeout_ms), 0) FROM component WHERE type = 'ENDPOINT' AND NOT paused"
 
 # The slots of each checked component after %(after)s and up to %(until)s on its grid, without a
-# row: an unknown row each. The first slot after %(after)s is counted from the grid's start.
+# row: an unknown row each. The first slot after %(after)s is counted from the grid's start. Each
+# slot's row is looked for by the unique index, in the partition of its day (pruned as the query
+# runs): a LATERAL with a LIMIT keeps that plan, whose cost is the number of slots. An anti-join
+# the planner may choose instead reads the whole day's partition, through a BRIN range that the
+# last hour's rows leave unsummarized (3 s at 20,000 components, against 0.3 s).
 RECORD = f"""
 WITH recorded AS (
     INSERT INTO uptime_check (component_id, scheduled_at, checked_at, success, outcome, error)
@@ -57,8 +61,10 @@ WITH recorded AS (
         %(until)s,
         make_interval(secs => c.interval_seconds)
     ) AS s (slot)
-    WHERE c.type = 'ENDPOINT' AND NOT c.paused AND c.checking_since <= %(until)s
-      AND NOT EXISTS (SELECT 1 FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot)
+    LEFT JOIN LATERAL (
+        SELECT true AS found FROM uptime_check u WHERE u.component_id = c.id AND u.scheduled_at = s.slot LIMIT 1
+    ) AS u ON true
+    WHERE c.type = 'ENDPOINT' AND NOT c.paused AND c.checking_since <= %(until)s AND u.found IS NULL
     ON CONFLICT DO NOTHING
     RETURNING 1
 )

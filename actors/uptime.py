@@ -2,9 +2,8 @@
 component (`check`) or the batch the scheduling loop sent (`checks`): `pulse.uptime.batch`; the
 results that locations send back (`location_results`) and the final verdicts of slots checked
 from locations (`verdicts`): `pulse.locations.verdict`; heartbeat monitors' pings and missed
-deadlines (`heartbeat`): `pulse.heartbeats.apply`; the RDAP lookups of domain expiry warnings
-(`domain_expiry`): `pulse.uptime.domains`; and the slots nobody checked, recorded as unknown
-(`missed`): `pulse.uptime.missed`."""
+deadlines (`heartbeat`): `pulse.heartbeats.apply`; and the RDAP lookups of domain expiry
+warnings (`domain_expiry`): `pulse.uptime.domains`."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from pulse.locations import RESULTS_ACTOR, verdict
 from pulse.locations.wire import Result
 from pulse.recurring.grid import parse_batch, parse_slot
 from pulse.uptime import batch as checking
-from pulse.uptime import domains, missed
+from pulse.uptime import domains
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
@@ -69,10 +68,3 @@ def domain_expiry() -> None:
     """Look up the expiry of the domains due a lookup (new, or a day old), a few at a time:
     `pulse.uptime.domains.refresh`. Not retried: the next tick comes in ten minutes."""
     domains.refresh()
-
-
-@dramatiq.actor(queue_name="uptime", time_limit=300_000, max_retries=0)
-def missed_slots() -> None:
-    """Record the slots nobody checked as unknown: `pulse.uptime.missed.sweep`. Not retried: the
-    next tick comes in a minute and goes on from where this one got."""
-    missed.sweep()

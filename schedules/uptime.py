@@ -3,17 +3,18 @@ consuming `uptime`. One sends each component's check at its slot (sub-minute int
 the checks due together in one message; the other sends each heartbeat monitor whose pings wait to
 be applied or whose deadline passed (`pulse.heartbeats.due`); a third sends the slots checked from
 locations whose time is up for their final verdict (`pulse.locations.verdict`). Every ten minutes a tick sends the
-RDAP lookups of domain expiry warnings (`pulse.uptime.domains`); every minute one sends the sweep that
-records the slots nobody checked as unknown (`pulse.uptime.missed`)."""
+RDAP lookups of domain expiry warnings (`pulse.uptime.domains`); every minute one records the slots
+nobody checked as unknown (`pulse.uptime.missed`), and skips a minute the database is away (the next
+goes on from where the last got)."""
 
 from datetime import timedelta
 
-from actors.uptime import check, checks, domain_expiry, heartbeat, missed_slots, verdicts
+from actors.uptime import check, checks, domain_expiry, heartbeat, verdicts
 from pulse.heartbeats import due as monitors
 from pulse.locations import verdict
 from pulse.recurring import loop
 from pulse.recurring.ticks import tick
-from pulse.uptime import due
+from pulse.uptime import due, missed
 
 UPTIME = loop.declare(
     loop.Loop(
@@ -63,6 +64,6 @@ def domain_expiry_tick() -> None:
     domain_expiry.send()
 
 
-@tick("uptime", "* * * * *")
+@tick("uptime", "* * * * *", time_limit_ms=120_000)  # a sweep stops taking chunks after `missed.BUDGET_S`
 def missed_slots_tick() -> None:
-    missed_slots.send()
+    missed.sweep()

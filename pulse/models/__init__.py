@@ -2,6 +2,7 @@
 
 from pulse.models.alert import OnCallAlert, OnCallReplyCode, OnCallTimeline
 from pulse.models.alert_source import AlertEvent, AlertSource
+from pulse.models.api_token import ApiToken
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
 from pulse.models.cleanup import CleanupRun
@@ -22,6 +23,7 @@ from pulse.models.uptime import UptimeCheck
 __all__ = [
     "AlertEvent",
     "AlertSource",
+    "ApiToken",
     "BaseModel",
     "CalculatedMetric",
     "CalculatedMetricDataPoint",

@@ -35,6 +35,7 @@ COMMANDS = {
     "run": "run",
     "serve": "serve",
     "status": "status",
+    "tokens": "tokens",
 }
 
 

@@ -2,4 +2,12 @@
 
 - `tokens`: making, listing and revoking tokens (`pulse tokens`); a token is printed once and only
   its SHA-256 digest is kept.
+- `auth`: the ``Authorization: Bearer`` of a request: 401, 403 naming the scope it lacks, 429 per
+  token; a route's work in a worker thread with a database connection.
+- `organization`, `components`: the read-only resources (scope ``read``).
+- `pages`: cursor pagination of a listing.
+- `routes`: the routes, which `pulse.inbound.routes` lists.
+
+An API route answers JSON, an error as ``{"error": "..."}``; it never returns a secret a row holds
+(a header's value, a body, a CA's PEM).
 """

@@ -1,15 +1,19 @@
 """The API's routes under ``/api/v1`` (`pulse.inbound.routes` lists them), each with the scope a
-token needs, sharing one rate limiter (one budget per token across the API)."""
+token needs, sharing one rate limiter (one budget per token across the API), and last, for any
+other path or method under ``/api/v1``, a JSON 404 or 405 (``Allow``), as an API client reads."""
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route
 
 from pulse.api import components, organization
-from pulse.api.auth import BURST, RATE_PER_S, api_route
+from pulse.api.auth import BURST, RATE_PER_S, api_route, error
 from pulse.inbound.limits import TokenBuckets
 
 PREFIX = "/api/v1"
+METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
@@ -19,8 +23,15 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
       buckets: the rate limiter (default: `pulse.api.auth.RATE_PER_S` a second, `BURST` at once).
     """
     buckets = buckets or TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
-    return [
+    served: list[BaseRoute] = [
         api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets),
         api_route(f"{PREFIX}/components", components.index, scope="read", buckets=buckets),
         api_route(f"{PREFIX}/components/{{key}}", components.one, scope="read", buckets=buckets),
     ]
+
+    async def elsewhere(request: Request) -> Response:
+        if any(route.matches(request.scope)[0] is Match.PARTIAL for route in served):
+            raise error(405, f"{request.method} is not answered here (GET is)", headers={"Allow": "GET, HEAD"})
+        raise error(404, "no such route of the API")
+
+    return [*served, Route(f"{PREFIX}/{{rest:path}}", elsewhere, methods=METHODS)]

@@ -266,3 +266,17 @@ def test_the_kind_filter_knows_every_kind():
     from pulse.uptime.kinds import KINDS as ALL_KINDS
 
     assert set(KINDS) == set(ALL_KINDS)
+
+
+def test_another_path_or_method_of_the_api_is_answered_in_json(service):
+    base = f"http://127.0.0.1:{service.port}/api/v1"
+
+    nowhere = requests.get(f"{base}/nothing/here", timeout=10)
+    posted = requests.post(
+        f"{base}/components", json={"key": "new"}, headers={"Authorization": f"Bearer {token()}"}, timeout=10
+    )
+
+    assert (nowhere.status_code, nowhere.json()) == (404, {"error": "no such route of the API"})
+    assert (posted.status_code, posted.json()) == (405, {"error": "POST is not answered here (GET is)"})
+    assert posted.headers["allow"] == "GET, HEAD"
+    assert Component.select().count() == 4

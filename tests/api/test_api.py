@@ -157,6 +157,18 @@ def test_every_token_that_cannot_be_used_gets_the_same_401(service, caplog):
         (401, UNAUTHORIZED, "Bearer")
     ] * len(answers)
     assert get(service, "/api/v1/components", good).status_code == 200
+    refused = [
+        r.getMessage().rpartition(": ")[2] for r in caplog.records if r.name == "pulse.inbound" and r.status == 401
+    ]
+    assert refused == [
+        "no bearer token.",
+        "a malformed bearer token.",
+        "a malformed bearer token.",
+        "an unknown token.",
+        "an expired token (id 1).",
+        "a revoked token (id 3).",
+        "no bearer token.",
+    ]
     for secret in (good, expired, revoked, unknown):
         assert secret not in caplog.text
 

@@ -21,13 +21,14 @@ from tests.support.wait import wait_for
 class Workload:
     """``components`` components of ``target`` (each check takes 50 ms there), ``slots`` slots 30 s
     apart an hour ago, and ``subscribers`` webhook subscribers of ``vendors`` (each delivery takes
-    50 ms there)."""
+    200 ms there: a batch of 25 takes 5 s, so the broadcast is still under way once the checks are,
+    even with other drills sharing the cores)."""
 
     def __init__(
         self, make_component: Any, target: HTTPTarget, vendors: Vendors, components: int, slots: int, subscribers: int
     ) -> None:
         target.answer("/health", body=HEALTHY, headers={"Content-Type": "application/json"}, delay_s=0.05)
-        vendors.delay("webhook", 0.05)  # a large broadcast is still under way when a worker is killed
+        vendors.delay("webhook", 0.2)  # a large broadcast is still under way when a worker is killed
         start = utcnow().replace(microsecond=0) - timedelta(hours=1)
         later = start + timedelta(days=1)  # the workers' loop leaves them alone: these checks are sent here
         self.components = [make_component(target, key=f"c{i}", next_check_at=later) for i in range(components)]

@@ -18,7 +18,7 @@ from pulse.api.auth import Call, error
 from pulse.models import Component
 
 STATUSES = ("OPERATIONAL", "DEGRADED_PERFORMANCE", "PARTIAL_OUTAGE", "MAJOR_OUTAGE", "UNDER_MAINTENANCE")
-TYPES = ("ENDPOINT", "METRIC", "SERVICE")
+TYPES = ("ENDPOINT", "METRIC", "SERVICE", "HEARTBEAT")
 KINDS = ("http", "tcp", "dns", "icmp", "tls")  # pulse.uptime.kinds.KINDS, without loading each kind
 FILTERS = {"status": STATUSES, "type": TYPES, "kind": KINDS}
 

@@ -219,7 +219,7 @@ def test_pages_cover_every_component_exactly_once(service, orgs):
     outages, _ = walk(status="MAJOR_OUTAGE")
     assert outages == sorted(["db", *(f"c{n:02}" for n in range(47) if n % 3)])
     assert walk(kind="tcp") == (["db"], 1)
-    assert walk(type="METRIC") == ([], 1)
+    assert walk(type="METRIC") == walk(type="HEARTBEAT") == ([], 1)
     default = get(service, "/api/v1/components", bearer).json()
     assert len(default["components"]) == 50 and default["next_cursor"] is None
 
@@ -235,7 +235,7 @@ def test_pages_cover_every_component_exactly_once(service, orgs):
             "status must be one of OPERATIONAL, DEGRADED_PERFORMANCE, PARTIAL_OUTAGE, MAJOR_OUTAGE, UNDER_MAINTENANCE",
         ),
         ({"kind": "smtp"}, "kind must be one of http, tcp, dns, icmp, tls"),
-        ({"type": "endpoint"}, "type must be one of ENDPOINT, METRIC, SERVICE"),
+        ({"type": "endpoint"}, "type must be one of ENDPOINT, METRIC, SERVICE, HEARTBEAT"),
         ({"cursor": "%%%"}, "cursor is not one this API gave (use next_cursor as it came)"),
     ],
 )

@@ -156,10 +156,11 @@ def stub_worker(stub_broker):
 def workers(database, rabbit):
     started = []
 
-    def start(*args, **kwargs):
+    def start(*args, wait=True, **kwargs):
+        """A worker, once its processes say they are ready (``wait``), else at once."""
         worker = WorkerProcess(*args, **kwargs)
         started.append(worker)
-        return worker.wait_ready()
+        return worker.wait_ready() if wait else worker
 
     yield start
     stop_all(started)

@@ -28,7 +28,7 @@ from pulse.api.tokens import TOKEN
 from pulse.db import db
 from pulse.inbound.bounds import RefusedError
 from pulse.inbound.limits import TokenBuckets
-from pulse.inbound.tokens import digest
+from pulse.inbound.tokens import authorization, digest
 from pulse.models import utcnow
 from pulse.models.api_token import ApiToken
 
@@ -75,7 +75,7 @@ def api_route(path: str, read: Read, *, scope: str, buckets: TokenBuckets) -> Ro
     """
 
     async def endpoint(request: Request) -> Response:
-        token = bearer(request)
+        token = authorization(request)
         if token is None:
             raise unauthorized("no bearer token")
         if not TOKEN.fullmatch(token):
@@ -90,12 +90,6 @@ def api_route(path: str, read: Read, *, scope: str, buckets: TokenBuckets) -> Ro
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
 
     return Route(path, endpoint, methods=["GET"])
-
-
-def bearer(request: Request) -> str | None:
-    """The credentials of ``Authorization: Bearer …`` (None without that header or scheme)."""
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    return credentials.strip() if scheme.lower() == "bearer" else None
 
 
 def _answer(read: Read, key: bytes, scope: str, call: tuple[dict[str, str], dict[str, str]], now: datetime) -> Any:

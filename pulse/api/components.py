@@ -15,9 +15,10 @@ from urllib.parse import urlsplit
 
 from pulse.api import pages
 from pulse.api.auth import Call, error
+from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 from pulse.models import Component
 
-STATUSES = ("OPERATIONAL", "DEGRADED_PERFORMANCE", "PARTIAL_OUTAGE", "MAJOR_OUTAGE", "UNDER_MAINTENANCE")
+STATUSES = (OPERATIONAL, DEGRADED, PARTIAL_OUTAGE, MAJOR_OUTAGE, MAINTENANCE)
 TYPES = ("ENDPOINT", "METRIC", "SERVICE", "HEARTBEAT")
 KINDS = ("http", "tcp", "dns", "icmp", "tls")  # pulse.uptime.kinds.KINDS, without loading each kind
 FILTERS = {"status": STATUSES, "type": TYPES, "kind": KINDS}

@@ -84,8 +84,13 @@ def secret(value: str) -> str:
 
 def bearer(request: Request) -> str:
     """The token a request carries in its headers: ``X-Pulse-Token``, or ``Authorization: Bearer``."""
+    return request.headers.get(HEADER) or authorization(request) or ""
+
+
+def authorization(request: Request) -> str | None:
+    """The credentials of ``Authorization: Bearer …`` (None without that header or scheme)."""
     scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    return request.headers.get(HEADER) or (credentials.strip() if scheme.lower() == "bearer" else "")
+    return credentials.strip() if scheme.lower() == "bearer" else None
 
 
 def token_route(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import functools
+import ipaddress
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -81,10 +82,18 @@ class Settings:
     ack_secret: the key that signs acknowledgement links, at least 32 characters.
     dead_letter_retention_days: days a dead-letter record is kept (`pulse dlq`), then deleted by cleanup.
     serve_host, serve_port: the address `pulse serve` listens on (the inbound HTTP service).
-    serve_metrics_port: TCP port of its Prometheus endpoint (``/metrics``), on the same host.
+    serve_metrics_host, serve_metrics_port: the address of its Prometheus endpoint (``/metrics``):
+      loopback by default, as the telemetry is for the operator's scraper, not the public.
     serve_request_deadline_s: seconds a request to it has to arrive whole (a slow client's cut).
     serve_max_connections: connections it keeps open at once; one more closes the one whose request
-      has been arriving the longest (a slow client's), or is answered 503 and closed when none is.
+      has been idle the longest between two requests, else the one whose request has been arriving
+      the longest (a slow client's), or is answered 503 and closed when every one runs a request.
+    serve_max_connections_per_address: connections one client address keeps open at once, counted
+      and made room for in the same way among its own connections; a trusted proxy's have no cap
+      but ``serve_max_connections``.
+    serve_trusted_proxies: addresses and networks (``10.0.0.0/8``), separated by commas, whose
+      ``X-Forwarded-For`` and ``X-Forwarded-Proto`` name the client; none by default: the peer's
+      address is the client's.
     serve_public_url: the address the outside reaches `pulse serve` at, ``https://host[:port]`` (its
       TLS proxy's): Twilio's signatures are made over it (`pulse.oncall.smshook`); when it and the
       Twilio credentials are set, SMS pages ask for a reply code.
@@ -133,9 +142,12 @@ class Settings:
     dead_letter_retention_days: int = 30
     serve_host: str = "127.0.0.1"
     serve_port: int = 8080
+    serve_metrics_host: str = "127.0.0.1"
     serve_metrics_port: int = 9192
     serve_request_deadline_s: float = 10.0
     serve_max_connections: int = 64
+    serve_max_connections_per_address: int = 32
+    serve_trusted_proxies: str = ""
     serve_public_url: str = ""
     rdap_bootstrap_url: str = "https://data.iana.org/rdap/dns.json"
     location: str = ""
@@ -367,6 +379,18 @@ def _canaries(raw: str) -> str:
     return raw
 
 
+def _networks(raw: str) -> str:
+    """Addresses and networks (``192.0.2.7``, ``10.0.0.0/8``, ``2001:db8::/32``) separated by commas;
+    returned as written, without spaces."""
+    items = split(raw)
+    for item in items:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(f"{item!r} is not an IP address or network (expected 10.0.0.5 or 10.0.0.0/8)") from None
+    return ",".join(items)
+
+
 def _directory(raw: str) -> str:
     if not os.path.isabs(raw):
         raise ValueError(f"{raw!r} is not an absolute path")
@@ -411,9 +435,12 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "dead_letter_retention_days": _number(1, 3650, "the retention in days"),
     "serve_host": str,
     "serve_port": _number(1, 65535, "the port"),
+    "serve_metrics_host": str,
     "serve_metrics_port": _number(1, 65535, "the port"),
     "serve_request_deadline_s": _number(0.5, 300, "the deadline in seconds", whole=False),
     "serve_max_connections": _number(1, 100_000, "the number of connections"),
+    "serve_max_connections_per_address": _number(1, 100_000, "the number of connections"),
+    "serve_trusted_proxies": _networks,
     "serve_public_url": _origin,
     "rdap_bootstrap_url": _url(("http", "https"), "https://data.iana.org/rdap/dns.json"),
     "location": location_name,

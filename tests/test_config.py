@@ -36,6 +36,9 @@ def test_it_reads_every_variable():
             "PULSE_ALLOW_PRIVATE_TARGETS": "false",
             "PULSE_ALLOW_LINK_LOCAL_TARGETS": "true",
             "PULSE_SERVE_PUBLIC_URL": "https://hooks.acme.example:8443/",
+            "PULSE_SERVE_METRICS_HOST": "0.0.0.0",
+            "PULSE_SERVE_MAX_CONNECTIONS_PER_ADDRESS": "8",
+            "PULSE_SERVE_TRUSTED_PROXIES": "10.0.0.5, 10.1.0.0/16,2001:db8::/32",
         }
     )
     assert settings.vhost == "prod"
@@ -49,6 +52,8 @@ def test_it_reads_every_variable():
     assert (settings.allow_private_targets, settings.allow_link_local_targets) == (False, True)
     assert settings.rabbitmq_api_url == "https://u:p@rabbit.example:15672"
     assert settings.serve_public_url == "https://hooks.acme.example:8443"  # the trailing slash dropped
+    assert (settings.serve_metrics_host, settings.serve_max_connections_per_address) == ("0.0.0.0", 8)
+    assert settings.serve_trusted_proxies == "10.0.0.5,10.1.0.0/16,2001:db8::/32"
 
 
 @pytest.mark.parametrize(
@@ -85,6 +90,9 @@ def test_it_reads_every_variable():
         ("PULSE_SERVE_PUBLIC_URL", "https://hooks.acme.example/?", "without a path, query or fragment"),
         ("PULSE_SERVE_PUBLIC_URL", "https://hooks.acme.example#x", "without a path, query or fragment"),
         ("PULSE_SERVE_PUBLIC_URL", "https://u:p@hooks.acme.example", "must not carry credentials"),
+        ("PULSE_SERVE_MAX_CONNECTIONS_PER_ADDRESS", "0", "between 1 and 100000"),
+        ("PULSE_SERVE_TRUSTED_PROXIES", "10.0.0.0/8,proxy.local", "'proxy.local' is not an IP address or network"),
+        ("PULSE_SERVE_TRUSTED_PROXIES", "10.0.0.0/33", "'10.0.0.0/33' is not an IP address or network"),
     ],
 )
 def test_it_rejects_a_bad_value_naming_the_variable(name, value, reason):

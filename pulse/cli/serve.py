@@ -15,7 +15,7 @@ from pulse.cli.output import echo, settings
 def serve(host: str | None, port: int | None) -> None:
     """Serve what comes in over HTTP (the acknowledgement links of pages, and the routes the domains
     add) until SIGTERM or Ctrl-C, which let the requests in flight finish. Its telemetry is on
-    PULSE_SERVE_METRICS_PORT (/metrics)."""
+    PULSE_SERVE_METRICS_HOST (127.0.0.1) and PULSE_SERVE_METRICS_PORT (/metrics)."""
     run(host, port)
 
 
@@ -32,7 +32,8 @@ def run(host: str | None, port: int | None) -> None:
         # uvicorn stops gracefully on them, then raises them again under the handler it found:
         # this one lets the process exit 0 instead of dying of its signal.
         signal.signal(stop, lambda number, frame: None)
-    echo(f"serving on http://{address}:{service.port} (telemetry on port {service.metrics_port}; Ctrl-C stops)")
+    telemetry = f"http://{current.serve_metrics_host}:{service.metrics_port}/metrics"
+    echo(f"serving on http://{address}:{service.port} (telemetry on {telemetry}; Ctrl-C stops)")
     service.run()
 
 

@@ -4,7 +4,10 @@
 - `routes`: which routes the service serves; a domain adds its own there.
 - `bounds`: the limits of a request (body size per route) and `RefusedError`, the answer to a request
   outside them.
-- `protocol`: uvicorn's HTTP/1.1 protocol with a deadline on each request's arrival (slow clients).
+- `protocol`: uvicorn's HTTP/1.1 protocol with caps on connections (idle ones make room first), a
+  bound on a request's head and a deadline on each request's arrival (slow clients).
+- `closings`: the connections refused or closed to keep within those bounds, counted and summed up
+  in the log.
 - `tokens`: a write route authenticated by a token of its own, rate-limited per token.
 - `twilio`: Twilio's webhook signature (``X-Twilio-Signature``) and TwiML answers.
 - `limits`: the per-token rate limiter (token buckets, per process).

@@ -3,10 +3,12 @@
 - ``inbound_requests_total{route,code}``: requests answered, by route template (``-`` for a path no
   route serves) and HTTP status;
 - ``inbound_request_seconds{route}``: the time from the request's start to its response's end,
-  buckets 5 ms to 10 s.
+  buckets 5 ms to 10 s;
+- ``inbound_connections_closed_total{reason}``: connections refused or closed to keep within the
+  service's bounds (`pulse.inbound.closings` lists the reasons).
 
-They are served at ``/metrics`` on the telemetry port only (``PULSE_SERVE_METRICS_PORT``), never on
-the public one.
+They are served at ``/metrics`` on the telemetry port only (``PULSE_SERVE_METRICS_HOST`` and
+``PULSE_SERVE_METRICS_PORT``, loopback by default), never on the public one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ class Telemetry:
         )
         self.seconds = Histogram(
             "inbound_request_seconds", "Time to answer a request.", ["route"], buckets=BUCKETS_S, registry=self.registry
+        )
+        self.closed = Counter(
+            "inbound_connections_closed",
+            "Connections refused or closed to keep within the bounds, by reason.",
+            ["reason"],
+            registry=self.registry,
         )
 
     def observe(self, route: str, code: int, seconds: float) -> None:

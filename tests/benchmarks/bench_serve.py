@@ -52,7 +52,14 @@ def pulse_server(port: int) -> None:
 
     served = [Route("/hello", hello)]
     Service(
-        Settings(), "127.0.0.1", port, metrics_port=None, request_deadline_s=10, max_connections=64, served=served
+        Settings(),
+        "127.0.0.1",
+        port,
+        metrics_port=None,
+        request_deadline_s=10,
+        max_connections=64,
+        max_per_address=64,
+        served=served,
     ).run()
 
 

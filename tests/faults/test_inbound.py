@@ -315,11 +315,12 @@ def test_slow_clients_on_every_connection_and_oversized_bodies_leave_room_for_a_
     assert max(seconds) < 2, seconds  # the request deadline
     assert sorted(bytes(p.body).decode() for p in HeartbeatPing.select()) == sorted(f"during-{i}" for i in range(20))
     expected = re.compile(
-        r"Closed a connection from 127\.0\.0\.1 to make room \(64 are open at most\)"
-        r"|Refused a request from 127\.0\.0\.1: not sent whole within 2 s"
+        r"Closed (a connection from 127\.0\.0\.1|\d+ more connections in the last \d+ s) to stay within the bounds"
         r"|Refused a request from 127\.0\.0\.1 \(POST /(ping/\{token\}|alerts/events)\): answered "
         r"(413: a body over|429: over the token's rate)"
     )
     said = [line["msg"] for line in log_lines(serve) if line["level"] != "info"]
     assert said and [line for line in said if not expected.match(line)] == []
+    closed = [line for line in said if line.startswith("Closed ")]  # hundreds of connections
+    assert 1 <= len(closed) <= 3, closed  # the first at once, then a line a minute and one as it stops
     assert "Traceback" not in serve.output

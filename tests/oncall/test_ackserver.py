@@ -197,7 +197,9 @@ def test_a_request_dripping_in_is_cut_at_the_deadline(alert, server, caplog, cap
 
     assert 0.9 < waited < 2 and served >= 3
     assert refusals(caplog) == [
-        "Refused a request from 127.0.0.1: not sent whole within 1 s; the connection is closed."
+        "Closed a connection from 127.0.0.1 to stay within the bounds (at most 64 connections, 32 per address): "
+        "a request not sent whole within 1 s. Its client may connect again; the next closings within 60 s are "
+        "summed up in one line."
     ]
     assert "Traceback" not in capfd.readouterr().err
     assert OnCallAlert.get().status == "triggered"
@@ -217,27 +219,36 @@ def test_a_connection_over_the_cap_closes_the_one_arriving_the_longest(alert, se
         assert answer(third).startswith("HTTP/1.1 200 ")
     assert closed_unanswered(oldest)
     [line] = refusals(caplog)
-    assert line.startswith("Closed a connection from 127.0.0.1 to make room (2 are open at most): its request had been")
+    assert line.startswith("Closed a connection from 127.0.0.1 to stay within the bounds (at most 2 connections")
+    assert ": closed to make room while a request was arriving." in line
     assert OnCallAlert.get().status == "acknowledged"
     other.close()
 
 
 @pytest.mark.parametrize(
-    "request_of",
+    ("request_of", "status", "said"),
     [
-        lambda t: f"GET /ack?t={t} HTTP/1.1 extra\r\n\r\n",
+        (lambda t: f"GET /ack?t={t} HTTP/1.1 extra\r\n\r\n", 400, "Invalid HTTP request received."),
         # over the 16 KiB bound of a request's head, all of it sent: unread bytes would reset the connection
-        lambda t: f"GET /ack?t={t}&".ljust(16_385, "x") + " HTTP/1.1\r\n\r\n",
+        (
+            lambda t: f"GET /ack?t={t}&".ljust(16_385, "x") + " HTTP/1.1\r\n\r\n",
+            431,
+            "Closed a connection from 127.0.0.1 to stay within the bounds (at most 64 connections, 32 per address): "
+            "answered 431, a request head over 16384 bytes. Its client may connect again; the next closings within "
+            "60 s are summed up in one line.",
+        ),
     ],
     ids=["syntax", "long"],
 )
-def test_a_malformed_request_is_refused_and_its_token_never_logged(alert, server, caplog, capfd, request_of):
+def test_a_malformed_request_is_refused_and_its_token_never_logged(
+    alert, server, caplog, capfd, request_of, status, said
+):
     url, _ = server
     caplog.set_level(logging.INFO)
     t = token(alert.id)
     with connect(url) as connection:
         connection.sendall(request_of(t).encode())
-        assert answer(connection).startswith("HTTP/1.1 400 ")
+        assert answer(connection).startswith(f"HTTP/1.1 {status} ")
 
-    assert refusals(caplog) == ["Invalid HTTP request received."]
+    assert refusals(caplog) == [said]
     assert t not in caplog.text and t not in capfd.readouterr().err

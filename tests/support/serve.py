@@ -18,7 +18,7 @@ from tests.support.worker import WorkerProcess, free_port
 @contextlib.contextmanager
 def running(settings: Settings, **options: Any) -> Iterator[Service]:
     """The service serving until the block ends; ``options`` override `Service`'s defaults."""
-    options = {"metrics_port": 0, "request_deadline_s": 10.0, "max_connections": 64, **options}
+    options = {"metrics_port": 0, "request_deadline_s": 10.0, "max_connections": 64, "max_per_address": 32, **options}
     service = Service(settings, "127.0.0.1", 0, **options)
     thread = threading.Thread(target=service.run, daemon=True)
     thread.start()

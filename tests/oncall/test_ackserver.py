@@ -95,6 +95,16 @@ def test_other_paths_methods_and_sizes_are_refused(alert, server):
     assert requests.post(url, data={"t": "x" * 5000}, timeout=5).status_code == 413
 
 
+def test_a_chunked_form_is_read_within_its_bound(alert, server):
+    """A client library or a proxy may stream a form without a length: it is bounded as it arrives."""
+    url, _ = server
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    over = requests.post(url, data=iter([b"t=" + b"x" * 5000]), headers=form, timeout=5)  # chunked: no length
+    assert over.status_code == 413 and over.request.headers["Transfer-Encoding"] == "chunked"
+    done = requests.post(url, data=iter([b"t=", token(alert.id).encode()]), headers=form, timeout=5)
+    assert done.status_code == 200 and f"Alert {alert.id} acknowledged by carol" in done.text
+
+
 def test_a_page_carries_a_link_for_its_person(alert, server, vendors):
     url, settings = server
     [page] = Notification.select()

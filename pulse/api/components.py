@@ -9,6 +9,7 @@ whether it has one of its own), and a URL without its user, password, query or f
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,6 +18,7 @@ from pulse.api import pages
 from pulse.api.auth import Call, error
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 from pulse.models import Component
+from pulse.spec import SLUG
 
 STATUSES = (OPERATIONAL, DEGRADED, PARTIAL_OUTAGE, MAJOR_OUTAGE, MAINTENANCE)
 TYPES = ("ENDPOINT", "METRIC", "SERVICE", "HEARTBEAT")
@@ -45,7 +47,9 @@ def index(call: Call) -> dict[str, Any]:
 
 def one(call: Call) -> dict[str, Any]:
     key = call.params["key"]
-    row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
+    row = None
+    if re.fullmatch(SLUG, key):  # a key that cannot be one (a NUL, which PostgreSQL refuses) is not looked up
+        row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
     if row is None:
         raise error(404, f"no component {key[:100]!r}")
     return shown(row)

@@ -31,9 +31,12 @@ def after(query: Mapping[str, str]) -> str | None:
     if text is None:
         return None
     try:
-        return base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True).decode()
+        key = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
-        raise error(400, "cursor is not one this API gave (use next_cursor as it came)") from None
+        key = None
+    if key is None or "\x00" in key:  # no key holds a NUL, which PostgreSQL refuses
+        raise error(400, "cursor is not one this API gave (use next_cursor as it came)")
+    return key
 
 
 def cursor(key: str) -> str:

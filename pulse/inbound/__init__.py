@@ -9,6 +9,8 @@
 - `closings`: the connections refused or closed to keep within those bounds, counted and summed up
   in the log.
 - `tokens`: a write route authenticated by a token of its own, rate-limited per token.
+- `jsonbody`: JSON bodies read so that what is kept fits PostgreSQL (NUL and lone surrogates
+  replaced; NaN, Infinity and deep nesting refused).
 - `twilio`: Twilio's webhook signature (``X-Twilio-Signature``) and TwiML answers.
 - `limits`: the per-token rate limiter (token buckets, per process).
 - `telemetry`: the service's Prometheus metrics and their endpoint.

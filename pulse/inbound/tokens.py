@@ -10,7 +10,9 @@ log). A request is answered in this order, and nothing is written before the las
 3. a body over the route's bound: 413;
 4. the domain's ``write`` runs in a worker thread with a database connection, and says whether the
    token named something of its own: when it did not, 404 (it wrote nothing). It may refuse what
-   the request says (400).
+   the request says (400). A domain that parses its body (an alert source's JSON) looks its token
+   up before it does, so the body of a wrong token is never parsed; one that stores its body as it
+   came (a ping's bytes) judges the token in the statement that writes.
 
 A token is judged before what comes with it: a wrong token is 404 whatever the body, so a body
 over the bound (3) or one the domain refuses (4) is answered 413 or 400 only once the domain's

@@ -7,7 +7,9 @@ A request is answered in this order, and nothing is written before the last step
 1. not a form: 415; a body over `MAX_BODY` bytes: 413;
 2. no valid ``X-Twilio-Signature`` (`pulse.inbound.twilio`) over ``PULSE_SERVE_PUBLIC_URL`` followed
    by the path and query the request came with, or one made with a Webhooks Rule's key of its own:
-   403; another account's ``AccountSid``: 403; no ``From`` or no ``MessageSid``: 400;
+   403; another account's ``AccountSid``: 403; no ``From`` or no ``MessageSid``, or a
+   ``MessageSid`` over `MAX_SID` characters: 400. A NUL in a field (which PostgreSQL cannot take)
+   is read as U+FFFD, once the signature is checked over the fields as they came;
 3. an opt-out, opt-in or help keyword (STOP, START, HELP …): ``<Response/>``, no reply (Twilio
    answers those itself); never an acknowledgement;
 4. over the sender's rate: `BURST` messages at once, then one a minute per number, in each process:
@@ -42,6 +44,7 @@ from pulse.config import Settings
 from pulse.db import db
 from pulse.inbound import twilio
 from pulse.inbound.bounds import RefusedError, read_body
+from pulse.inbound.jsonbody import storable
 from pulse.inbound.limits import TokenBuckets
 from pulse.inbound.tokens import digest
 from pulse.models import utcnow
@@ -55,6 +58,7 @@ MAX_BODY = 64 * 1024  # bytes: a message of 1,600 characters, percent-encoded, a
 RATE_PER_S = 1 / 60  # messages a number may send per second, after its burst
 BURST = 5
 VIA = "sms"
+MAX_SID = 64  # characters of a MessageSid kept (Twilio's are 34)
 FORM = "application/x-www-form-urlencoded"
 
 # The latest code this number was sent (a code stops being live, never starts again, so a live one
@@ -88,9 +92,11 @@ def routes(settings: Settings) -> list[BaseRoute]:
             raise RefusedError(403, "no valid X-Twilio-Signature")
         if _one(form, "AccountSid") != settings.twilio_account_sid:
             raise RefusedError(403, "a message to another Twilio account")
-        sender, text, message_sid = _one(form, "From"), _one(form, "Body"), _one(form, "MessageSid")
+        sender, text, message_sid = (storable(_one(form, name))[0] for name in ("From", "Body", "MessageSid"))
         if not (sender and message_sid):
             raise RefusedError(400, "no From or no MessageSid")
+        if len(message_sid) > MAX_SID:
+            raise RefusedError(400, f"a MessageSid over {MAX_SID} characters")
         if replies.keyword(text):
             return twilio.twiml(None)
         wait = buckets.take(digest(sender))

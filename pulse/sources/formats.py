@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import uuid
 from typing import Any
 
+from pulse.inbound import jsonbody
 from pulse.models.alert_source import ACKNOWLEDGE, ALERTMANAGER, GRAFANA, RESOLVE, TRIGGER
 
 SEVERITIES = ("critical", "error", "warning", "info")
@@ -63,14 +63,19 @@ class Received:
 
 def parse(kind: str, body: bytes) -> Received:
     """The event a request of a source of ``kind`` carries. Raises ValueError whose args are the
-    problems found, each naming its field."""
-    try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, ValueError):
-        raise ValueError("the body is not JSON") from None
+    problems found, each naming its field.
+
+    The body is read by `pulse.inbound.jsonbody`: a NUL or a lone surrogate in a text is replaced
+    with U+FFFD, and the event's details say how many were (``note``), so an Alertmanager group
+    with a NUL in a label is still paged; NaN, Infinity and nesting deeper than its bound are refused."""
+    document, replaced = jsonbody.loads(body)
     if not isinstance(document, dict):
         raise ValueError("the body is not a JSON object")
-    return _event(document) if kind not in _VERSIONS else _group(kind, document)
+    received = _event(document) if kind not in _VERSIONS else _group(kind, document)
+    if not replaced:
+        return received
+    note = f"{replaced} character(s) PostgreSQL cannot store (NUL, lone surrogates) were replaced with U+FFFD"
+    return dataclasses.replace(received, details={**received.details, "note": note})
 
 
 def is_test(kind: str, received: Received) -> bool:

@@ -2,11 +2,14 @@
 events, alertmanager and grafana, with the source's token in ``Authorization: Bearer`` (or
 ``X-Pulse-Token``), or ``POST /alerts/<kind>/<token>`` for a sender that sets no header.
 
-Each answers once the event is committed (`pulse.sources.record`): the events API 202 with
+The token is judged first: a token no source of that kind has is 404, its body never parsed.
+Then each answers once the event is committed (`pulse.sources.record`): the events API 202 with
 ``{"status": "success", "message": "Event processed", "dedup_key": ...}`` as PagerDuty's does (its
 clients need that), Alertmanager and Grafana 200 ``OK``. A body that is not the kind's format is 400
 (JSON ``{"status": "invalid event", "errors": [...]}`` for the events API, each problem named), which
-senders do not retry; a token no source of that kind has, 404. Any trouble of Pulse's own is a 5xx,
+senders do not retry: a body that is not UTF-8 JSON, holds NaN or Infinity, or nests too deep
+(`pulse.inbound.jsonbody`). A NUL or a lone surrogate in a text is no reason to refuse an alert: it
+is replaced, and the event says so (`pulse.sources.formats.parse`). Any trouble of Pulse's own is a 5xx,
 which Alertmanager and Grafana retry within their flush: a retried event that was committed after
 all triggers its open alert again, which pages no one twice (`pulse.sources.apply`).
 
@@ -40,13 +43,13 @@ def _receiver(kind: str) -> Write:
     """The ``write`` of a route of ``kind``."""
 
     def receive(arrival: Arrival) -> Response | None:
+        if not record.known(arrival.token, kind):  # before the body is read: a wrong token's is never parsed
+            return None
         try:
             received = formats.parse(kind, arrival.body)
         except ValueError as e:
             raise _invalid(kind, [str(problem) for problem in e.args]) from None
         if formats.is_test(kind, received):
-            if not record.known(arrival.token, kind):
-                return None
             logger.info("A test notification from a %s source: recorded nothing, paged no one.", kind)
             return ok()
         if not record.record(arrival.token, kind, received, arrival.now):

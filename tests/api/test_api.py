@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 import requests
 
+from pulse.api import pages
 from pulse.api import routes as api
 from pulse.api.tokens import create
 from pulse.inbound.limits import TokenBuckets
@@ -292,3 +293,11 @@ def test_another_path_or_method_of_the_api_is_answered_in_json(service):
     assert (posted.status_code, posted.json()) == (405, {"error": "POST is not answered here (GET is)"})
     assert posted.headers["allow"] == "GET, HEAD"
     assert Component.select().count() == 4
+
+
+def test_a_nul_in_a_key_or_a_cursor_is_answered_never_a_500(service):
+    bearer = token()
+    assert get(service, "/api/v1/components/a%00b", bearer).json() == {"error": "no component 'a\\x00b'"}
+    nul_cursor = pages.cursor("a\x00b")
+    assert get(service, "/api/v1/components", bearer, cursor=nul_cursor).status_code == 400
+    assert get(service, "/api/v1/components", bearer, status="\x00").status_code == 400

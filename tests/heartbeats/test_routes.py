@@ -72,3 +72,11 @@ def test_a_run_started_over_http_and_never_finished_sends_the_monitor_down_throu
     assert reasons()[-1].endswith(", no success or failure within the grace (1s)")
     assert requests.get(service.url(f"/ping/{TOKEN}"), timeout=10).text == "OK"  # it finishes, late
     wait_for(lambda: Component.get_by_id(component.id).status == OPERATIONAL, "the monitor up", timeout=20)
+
+
+@pytest.mark.parametrize("body", [b"exit\x00 3", b"\xff\xfe not UTF-8", b"\xed\xa0\x80 a lone surrogate", b"\\u0000"])
+def test_a_body_postgresql_could_not_hold_as_text_is_kept_as_it_came(monitor, service, body):
+    monitor()
+    assert requests.post(service.url(f"/ping/{TOKEN}/fail"), data=body, timeout=10).text == "OK"
+    assert bytes(HeartbeatPing.get().body) == body  # bytes, never decoded
+    assert requests.post(service.url("/ping/" + "u" * 40), data=body, timeout=10).status_code == 404

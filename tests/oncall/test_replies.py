@@ -305,3 +305,15 @@ def test_a_code_is_never_written_twice_for_a_page(acme, server):
     alerts.open_alert(alert.incident_id, utcnow(), server.settings)
     assert OnCallReplyCode.select().count() == 1
     assert db.execute_sql("SELECT count(*) FROM notification WHERE reply_code IS NOT NULL").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "status", "acknowledged"),
+    [("From", "+1415555\x000102", 200, False), ("Body", "\x00", 200, False),
+     ("MessageSid", "SM\x00" + "0" * 32, 200, True), ("MessageSid", "SM" + "0" * 63, 400, False),
+     ("AccountSid", "AC\x00", 403, False)],
+)  # fmt: skip
+def test_a_field_postgresql_refuses_is_never_a_500(alert, code, server, field, value, status, acknowledged):
+    answer = reply(server, form(code, **{field: value}))  # signed as Twilio would sign it
+    assert answer.status_code == status, answer.text
+    assert OnCallAlert.get_by_id(alert.id).status == "acknowledged" if acknowledged else unchanged(alert)

@@ -67,7 +67,8 @@ def test_an_event_is_read_with_its_labels_and_a_trigger_without_key_gets_one():
 @pytest.mark.parametrize(
     ("kind", "body", "problems"),
     [
-        ("events", b"{", ["the body is not JSON"]),
+        ("events", b"{",
+         ["the body is not JSON: Expecting property name enclosed in double quotes (line 1, column 2)"]),
         ("events", b"[]", ["the body is not a JSON object"]),
         ("events", json.dumps({"event_action": "acknowledge"}).encode(),
          ["dedup_key must be a text of 1 to 255 characters"]),

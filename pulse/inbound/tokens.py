@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -58,6 +58,7 @@ class Arrival:
       method: the HTTP method.
       body: the body, within the route's bound.
       now: when it arrived (UTC).
+      headers: the request's headers (a vendor's signature), by name in any case.
     """
 
     token: str
@@ -65,6 +66,7 @@ class Arrival:
     method: str
     body: bytes
     now: datetime
+    headers: Mapping[str, str]
 
 
 Write = Callable[[Arrival], Response | None]
@@ -118,7 +120,9 @@ def token_route(
             raise RefusedError(429, "over the token's rate", headers={"Retry-After": str(math.ceil(wait))})
         try:
             body = await read_body(request, max_body_bytes)
-            arrival = Arrival(token=token, params=params, method=request.method, body=body, now=utcnow())
+            arrival = Arrival(
+                token=token, params=params, method=request.method, body=body, now=utcnow(), headers=request.headers
+            )
             answer = await run_in_threadpool(_write, write, arrival)
         except RefusedError as e:
             if e.status in (400, 413) and not await run_in_threadpool(_known, known, token):

@@ -12,7 +12,9 @@ class AlertSource(BaseModel):
     """Something that sends alerts in (`pulse.sources`): an events API client, an Alertmanager or a
     Grafana, by ``kind``. ``routes`` is a list of ``{"match": {label: value}, "policy": key}``, the
     first that matches an alert's labels naming its escalation policy (the last matches anything);
-    ``pending_at`` is since when events wait for a worker to apply them."""
+    ``pending_at`` is since when events wait for a worker to apply them. ``signature`` is how a
+    grafana source signs its requests (`pulse.sources.signature`; its secret in clear, as Pulse
+    needs it to check them), or None."""
 
     id = BigAutoField()
     organization = ForeignKeyField(Organization, on_delete="CASCADE")
@@ -22,6 +24,7 @@ class AlertSource(BaseModel):
     kind = CharField(max_length=16)
     token_sha256 = BlobField(unique=True)  # the token's SHA-256, never the token
     routes = JSONField()
+    signature = JSONField(null=True)
     pending_at = DateTimeTZField(null=True)
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)

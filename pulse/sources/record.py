@@ -5,7 +5,9 @@ soon as the event is committed."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from psycopg.types.json import Jsonb
 
@@ -25,7 +27,7 @@ INSERT INTO alert_event (source_id, received_at, action, dedup_key, summary, sev
 SELECT id, %(now)s, %(action)s, %(dedup_key)s, %(summary)s, %(severity)s, %(labels)s, %(details)s FROM source
 RETURNING id
 """
-KNOWN = "SELECT 1 FROM alert_source WHERE token_sha256 = %s AND kind = %s"
+KNOWN = "SELECT signature FROM alert_source WHERE token_sha256 = %s AND kind = %s"
 
 
 def record(token: str, kind: str, received: Received, now: datetime) -> bool:
@@ -42,4 +44,18 @@ def record(token: str, kind: str, received: Received, now: datetime) -> bool:
 
 def known(token: str, kind: str) -> bool:
     """Whether a source of ``kind`` has this token (for what is answered without being recorded)."""
-    return db.execute_sql(KNOWN, (digest(token), kind)).fetchone() is not None
+    return find(token, kind) is not None
+
+
+def find(token: str, kind: str) -> Found | None:
+    """The source of ``kind`` whose token is ``token``, as a request to it is checked, or None."""
+    row = db.execute_sql(KNOWN, (digest(token), kind)).fetchone()
+    return None if row is None else Found(signature=row[0])
+
+
+@dataclass(frozen=True)
+class Found:
+    """A source a request's token names: how its requests are signed (`pulse.sources.signature`;
+    None: they are not)."""
+
+    signature: dict[str, Any] | None

@@ -3,6 +3,8 @@ events, alertmanager and grafana, with the source's token in ``Authorization: Be
 ``X-Pulse-Token``), or ``POST /alerts/<kind>/<token>`` for a sender that sets no header.
 
 The token is judged first: a token no source of that kind has is 404, its body never parsed.
+A grafana source with a signing secret then takes only a request signed with it
+(`pulse.sources.signature`), checked over the body's bytes before they are parsed: else 401.
 Then each answers once the event is committed (`pulse.sources.record`): the events API 202 with
 ``{"status": "success", "message": "Event processed", "dedup_key": ...}`` as PagerDuty's does (its
 clients need that), Alertmanager and Grafana 200 ``OK``. A body that is not the kind's format is 400
@@ -30,7 +32,7 @@ from pulse.inbound.bounds import RefusedError
 from pulse.inbound.limits import TokenBuckets
 from pulse.inbound.tokens import Arrival, Write, ok, token_route
 from pulse.models.alert_source import EVENTS, KINDS
-from pulse.sources import formats, record
+from pulse.sources import formats, record, signature
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +45,13 @@ def _receiver(kind: str) -> Write:
     """The ``write`` of a route of ``kind``."""
 
     def receive(arrival: Arrival) -> Response | None:
-        if not record.known(arrival.token, kind):  # before the body is read: a wrong token's is never parsed
+        source = record.find(arrival.token, kind)  # before the body is read: a wrong token's is never parsed
+        if source is None:
             return None
+        if source.signature is not None:
+            unsigned = signature.problem(source.signature, arrival.headers, arrival.body, arrival.now)
+            if unsigned:
+                raise RefusedError(401, unsigned)
         try:
             received = formats.parse(kind, arrival.body)
         except ValueError as e:

@@ -8,22 +8,35 @@
         escalation_policy: default       # pages every alert no route below chooses
         routes:                          # optional: the first whose labels all match wins
           - {match: {team: database}, escalation_policy: dba}
+      - key: grafana
+        kind: grafana
+        token: ${GRAFANA_ALERTS_TOKEN}
+        escalation_policy: default
+        signature:                       # optional, grafana only: its webhook's HMAC signature
+          secret: ${GRAFANA_SIGNING_SECRET}
+          header: X-Grafana-Alerting-Signature   # optional: Grafana's default
+          timestamp_header: X-Grafana-Alerting-Timestamp   # optional: as set in Grafana, if set
 
 The token comes from an environment variable, as a heartbeat's does (applying the file again keeps
 the URL the sender knows); Pulse keeps only its SHA-256. Routes match an alert's labels: a group's
 common labels for Alertmanager and Grafana, an event's severity, source, component, group and class
 for the events API (`pulse.sources.formats`).
+
+A grafana source with a ``signature`` takes only requests signed with its secret
+(`pulse.sources.signature`). The secret, like the token, comes from an environment variable; Pulse
+keeps it, as it needs it to check each request.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from pulse.inbound.tokens import digest, secret
 from pulse.models import AlertSource, utcnow
-from pulse.models.alert_source import KINDS
+from pulse.models.alert_source import GRAFANA, KINDS
+from pulse.sources.signature import HEADER
 from pulse.spec import Slug, Strict
 
 if TYPE_CHECKING:
@@ -32,11 +45,18 @@ else:
     Kind = Literal[KINDS]
 
 LabelName = Annotated[str, Field(min_length=1, max_length=200)]
+HeaderName = Annotated[str, Field(pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")]  # RFC 9110's token
 
 
 class RouteSpec(Strict):
     match: dict[LabelName, Annotated[str, Field(max_length=1000)]] = Field(min_length=1, max_length=20)
     escalation_policy: Slug
+
+
+class SignatureSpec(Strict):
+    secret: str = Field(min_length=16, max_length=256, repr=False)
+    header: HeaderName = HEADER
+    timestamp_header: HeaderName | None = None
 
 
 class AlertSourceSpec(Strict):
@@ -46,6 +66,13 @@ class AlertSourceSpec(Strict):
     token: Annotated[str, AfterValidator(secret)] = Field(repr=False)
     escalation_policy: Slug
     routes: list[RouteSpec] = Field(default_factory=list, max_length=100)
+    signature: SignatureSpec | None = None
+
+    @model_validator(mode="after")
+    def _signed_by_grafana(self) -> AlertSourceSpec:
+        if self.signature is not None and self.kind != GRAFANA:
+            raise ValueError("only a grafana source takes a signature (Grafana's webhook HMAC)")
+        return self
 
     def stored_routes(self) -> list[dict[str, Any]]:
         """The routes as a source row keeps them, the policy for every other alert last."""
@@ -76,6 +103,7 @@ def sync(organization_id: int, sources: list[AlertSourceSpec], *, prune: bool) -
             "kind": source.kind,
             "token_sha256": digest(source.token),
             "routes": source.stored_routes(),
+            "signature": source.signature.model_dump() if source.signature else None,
         }
         (
             AlertSource.insert(organization=organization_id, key=source.key, **fields)

@@ -1,6 +1,6 @@
 """Peewee models. Each domain owns its module; the schema itself lives in `pulse/migrations/`."""
 
-from pulse.models.alert import OnCallAlert, OnCallReplyCode, OnCallTimeline
+from pulse.models.alert import OnCallAlert, OnCallReplyCode, OnCallReplyMiss, OnCallTimeline
 from pulse.models.alert_source import AlertEvent, AlertSource
 from pulse.models.api_token import ApiToken
 from pulse.models.base import BaseModel, utcnow
@@ -52,6 +52,7 @@ __all__ = [
     "NotificationChannel",
     "OnCallAlert",
     "OnCallReplyCode",
+    "OnCallReplyMiss",
     "OnCallSchedule",
     "OnCallTimeline",
     "Organization",

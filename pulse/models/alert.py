@@ -74,7 +74,7 @@ class OnCallTimeline(BaseModel):
 
 class OnCallReplyCode(BaseModel):
     """The code an SMS page asks a reply with (`pulse.oncall.replies`): sent to ``phone`` for
-    ``person``, it acknowledges ``alert`` until ``expires_at`` or the alert's resolution; the reply
+    ``person``, it acknowledges ``alert`` while the alert escalates (is triggered); the reply
     that used it is Twilio's message ``message_sid``, answered ``answer``."""
 
     id = BigAutoField()
@@ -87,10 +87,21 @@ class OnCallReplyCode(BaseModel):
     phone = CharField(max_length=16)
     code = CharField(max_length=8)
     created_at = DateTimeTZField()
-    expires_at = DateTimeTZField()
     used_at = DateTimeTZField(null=True)
     message_sid = CharField(max_length=64, null=True, unique=True)
     answer = TextField(null=True)
 
     class Meta:
         table_name = "oncall_reply_code"
+
+
+class OnCallReplyMiss(BaseModel):
+    """The wrong codes a number holding live codes has replied with (`pulse.oncall.smshook`):
+    ``misses`` since ``since``, counted anew after a day; shared by every process."""
+
+    phone = CharField(max_length=16, primary_key=True)
+    since = DateTimeTZField()
+    misses = IntegerField()
+
+    class Meta:
+        table_name = "oncall_reply_miss"

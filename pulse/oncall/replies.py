@@ -1,17 +1,21 @@
-"""Reply codes: an SMS page says "Reply 4821 to acknowledge", and a reply with that code, from the
-number the page went to, acknowledges the alert for the person paged.
+"""Reply codes: an SMS page says "Reply 482193 to acknowledge", and a reply with that code, from
+the number the page went to, acknowledges the alert for the person paged.
 
 - `make`: when a level is paged, each of its SMS pages gets a code of `DIGITS` digits, drawn at
   random among those not live for its number, and written on the page's notification (what its
   message says) and in ``oncall_reply_code`` (the alert, the person, the number). A code is live
-  until `LIFETIME` after its page, or until its alert is resolved; codes are drawn for one number at
-  a time (a lock per number, taken in order), so no two live codes of a number, hence of a person,
-  are the same. Pages ask for replies only when `enabled`: when `pulse serve` takes them.
+  while its alert escalates: until it is acknowledged, resolved or exhausted, however long that
+  takes. Codes are drawn for one number at a time (a lock per number, taken in order: `lock`), so
+  no two live codes of a number, hence of a person, are the same. Pages ask for replies only when
+  `enabled`: when `pulse serve` takes them.
 - `parse`: the code a reply's text gives, if it gives one; `keyword`: Twilio's own words.
 
-The replies themselves arrive at `pulse.oncall.smshook`. A code is short because the number binds
-it: a reply's code is looked up with the number it came from, so a code sent to someone else is, to
-that number, no code at all. Opt-out and help keywords (STOP, START, HELP …) are never a code.
+The replies themselves arrive at `pulse.oncall.smshook`, which counts a number's wrong codes in
+PostgreSQL, for every process at once. The number binds a code: a reply's code is looked up with the
+number it came from, so a code sent to someone else is, to that number, no code at all, and only
+someone who can send from the paged number can guess. Six digits, a million codes, against at most
+`smshook.MAX_MISSES` wrong ones a day: one chance in 100,000 a day for each live code of the number.
+Opt-out and help keywords (STOP, START, HELP …) are never a code.
 """
 
 from __future__ import annotations
@@ -24,18 +28,16 @@ from datetime import datetime
 from pulse.config import Settings
 from pulse.db import db
 from pulse.models import Notification, OnCallReplyCode
-from pulse.oncall import tokens
 
 logger = logging.getLogger(__name__)
 
-DIGITS = 4
-LIFETIME = tokens.LIFETIME  # as long as the page's link
+DIGITS = 6
+DRAWS = 100  # codes drawn for a page before it asks for none: its number holds that many live ones
 # Twilio's default opt-out, opt-in and help keywords: Twilio answers them itself.
 KEYWORDS = frozenset(
     {"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "START", "YES", "UNSTOP", "HELP", "INFO"}
 )
-_CODES = tuple(f"{n:0{DIGITS}d}" for n in range(10**DIGITS))
-# "4821", " 4821. ", "ack 4821", "#4821": the code alone, maybe after "ack" or "#".
+# "482193", " 482193. ", "ack 482193", "#482193": the code alone, maybe after "ack" or "#".
 _REPLY = re.compile(rf"\s*(?:ack\s*)?#?\s*([0-9]{{{DIGITS}}})[\s.!]*", re.IGNORECASE)
 
 _SMS_PAGES = """
@@ -47,7 +49,7 @@ _SMS_PAGES = """
 _LIVE = """
     SELECT r.phone, r.code
       FROM oncall_reply_code r JOIN oncall_alert a ON a.id = r.alert_id
-     WHERE r.phone = ANY(%s) AND r.expires_at > %s AND a.status <> 'resolved'
+     WHERE r.phone = ANY(%s) AND a.status = 'triggered'
 """
 
 
@@ -66,27 +68,36 @@ def make(alert_id: int, notification_ids: list[int], now: datetime, settings: Se
         return
     phones = sorted({phone for _, _, phone in pages})
     for phone in phones:  # in order: two pagings of the same people never wait for each other in a circle
-        db.execute_sql("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"oncall reply code {phone}",))
+        lock(phone)
     taken: dict[str, set[str]] = {phone: set() for phone in phones}
-    for phone, code in db.execute_sql(_LIVE, (phones, now)).fetchall():
+    for phone, code in db.execute_sql(_LIVE, (phones,)).fetchall():
         taken[phone].add(code)
     for notification_id, person_id, phone in pages:
-        free = [code for code in _CODES if code not in taken[phone]]
-        if not free:
+        code = next((code for code in (draw() for _ in range(DRAWS)) if code not in taken[phone]), None)
+        if code is None:
             logger.warning("Alert %s: no reply code left for a page by SMS; it asks for none.", alert_id)
             continue
-        code = secrets.choice(free)
         taken[phone].add(code)
         OnCallReplyCode.insert(
-            notification=notification_id, alert=alert_id, person=person_id, phone=phone, code=code,
-            created_at=now, expires_at=now + LIFETIME,
-        ).execute()  # fmt: skip
+            notification=notification_id, alert=alert_id, person=person_id, phone=phone, code=code, created_at=now
+        ).execute()
         Notification.update(reply_code=code).where(Notification.id == notification_id).execute()
+
+
+def lock(phone: str) -> None:
+    """Take the number's lock until the transaction ends: its codes are drawn, and its replies
+    taken, one at a time."""
+    db.execute_sql("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"oncall reply code {phone}",))
+
+
+def draw() -> str:
+    """A code of `DIGITS` digits, at random."""
+    return f"{secrets.randbelow(10**DIGITS):0{DIGITS}d}"
 
 
 def parse(text: str) -> str | None:
     """The code a reply's text gives: the digits alone, maybe after "ack" or "#", spaces and a
-    full stop around (``4821``, ``ACK 4821.``); None for any other text, a keyword of `KEYWORDS` too."""
+    full stop around (``482193``, ``ACK 482193.``); None for any other text, a keyword of `KEYWORDS` too."""
     found = _REPLY.fullmatch(text)
     return found[1] if found else None
 

@@ -14,12 +14,17 @@ A request is answered in this order, and nothing is written before the last step
    answers those itself); never an acknowledgement;
 4. over the sender's rate: `BURST` messages at once, then one a minute per number, in each process:
    429 (an auto-responder answering the answers is stopped there);
-5. `take`: the reply acknowledges, or not, and the answer says which, as the TwiML ``<Message>``.
+5. `take`: past `MAX_MISSES` wrong codes from the number within `MISS_WINDOW`, counted in
+   PostgreSQL for every process: 429 until the window ends, whatever the code (the link and ``pulse
+   oncall ack`` still work); else the reply acknowledges, or not, and the answer says which, as the
+   TwiML ``<Message>``. A wrong code is one sent to no page of the number, counted only while the
+   number holds a live code (with none, there is nothing to guess).
 
 `take` acknowledges in the request, in one transaction, where a heartbeat ping is one statement and
 leaves the rest to a worker: Twilio waits for the answer, and the answer is what happened
-(acknowledged, acknowledged already by someone else, expired), which only doing it tells; and it is
-as small and bounded as an acknowledgement link's: the code's row locked, the alert's guarded
+(acknowledged, acknowledged already by someone else, no longer live), which only doing it tells;
+and it is as small and bounded as an acknowledgement link's: the number's lock (`replies.lock`,
+which makes its wrong codes count one at a time), the code's row locked, the alert's guarded
 UPDATE, its pages not sent yet cancelled, a timeline row, the code marked used. Handed to a worker,
 the answer would come before the outcome, and the page would go on escalating while RabbitMQ is away.
 
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import parse_qs
 
 from starlette.concurrency import run_in_threadpool
@@ -48,7 +53,7 @@ from pulse.inbound.jsonbody import storable
 from pulse.inbound.limits import TokenBuckets
 from pulse.inbound.tokens import digest
 from pulse.models import utcnow
-from pulse.models.alert import RESOLVED
+from pulse.models.alert import ACKNOWLEDGED, RESOLVED, TRIGGERED
 from pulse.oncall import alerts, replies
 
 logger = logging.getLogger(__name__)
@@ -59,12 +64,15 @@ RATE_PER_S = 1 / 60  # messages a number may send per second, after its burst
 BURST = 5
 VIA = "sms"
 MAX_SID = 64  # characters of a MessageSid kept (Twilio's are 34)
+MAX_MISSES = 10  # wrong codes a number may reply with within MISS_WINDOW
+MISS_WINDOW = timedelta(days=1)
 FORM = "application/x-www-form-urlencoded"
 
 # The latest code this number was sent (a code stops being live, never starts again, so a live one
 # is the latest), while its person still has the number; locked: two replies with it take turns.
 _FIND = """
-    SELECT r.id, r.alert_id, p.key, r.expires_at, r.used_at, r.message_sid, r.answer, a.status
+    SELECT r.id, r.alert_id, p.key, r.used_at, r.message_sid, r.answer, a.status, a.acknowledged_by,
+           a.acknowledged_at
       FROM oncall_reply_code r
       JOIN person p ON p.id = r.person_id AND p.phone = r.phone
       JOIN oncall_alert a ON a.id = r.alert_id
@@ -72,6 +80,17 @@ _FIND = """
      ORDER BY r.id DESC
      LIMIT 1
        FOR UPDATE OF r
+"""
+_MISSES = "SELECT misses, since FROM oncall_reply_miss WHERE phone = %s AND since > %s"
+# A wrong code of a number holding a live code: counted from 1 again once its day is over.
+_MISSED = """
+    INSERT INTO oncall_reply_miss AS m (phone, since, misses)
+    SELECT %(phone)s::varchar, %(now)s, 1
+     WHERE EXISTS (SELECT 1 FROM oncall_reply_code r JOIN oncall_alert a ON a.id = r.alert_id
+                    WHERE r.phone = %(phone)s AND a.status = 'triggered')
+        ON CONFLICT (phone) DO UPDATE
+       SET since = CASE WHEN m.since > %(start)s THEN m.since ELSE %(now)s END,
+           misses = CASE WHEN m.since > %(start)s THEN m.misses + 1 ELSE 1 END
 """
 
 
@@ -119,23 +138,37 @@ def take(phone: str, text: str, message_sid: str, now: datetime) -> str:
     (no keyword: see `pulse.oncall.replies.keyword`); returns the answer, in words. Commits.
 
     A live, unused code sent to ``phone`` acknowledges its alert for the person paged and is used;
-    the same message again is answered as it was. Anything else changes nothing and says why."""
+    the same message again is answered as it was. Anything else changes nothing and says why; a
+    wrong code counts against the number. Raises `RefusedError` (429) past `MAX_MISSES` of them."""
     code = replies.parse(text)
     if code is None:
         return f"To acknowledge a page, reply with its {replies.DIGITS}-digit code alone."
     with db.atomic():
+        replies.lock(phone)
+        over = db.execute_sql(_MISSES, (phone, now - MISS_WINDOW)).fetchone()
+        if over is not None and over[0] >= MAX_MISSES:
+            retry = math.ceil((over[1] + MISS_WINDOW - now).total_seconds())
+            reason = f"over the number's wrong codes ({MAX_MISSES} a day, counted by every process)"
+            raise RefusedError(429, reason, headers={"Retry-After": str(retry)})
         row = db.execute_sql(_FIND, (phone, code)).fetchone()
         if row is None:  # never sent to this number (maybe to another), or its person no longer has it
+            db.execute_sql(_MISSED, {"phone": phone, "now": now, "start": now - MISS_WINDOW})
             return f"No page sent to this number has the code {code}: nothing was acknowledged."
-        code_id, alert_id, person, expires_at, used_at, used_by, answer, status = row
+        code_id, alert_id, person, used_at, used_by, answer, status, acknowledged_by, acknowledged_at = row
         if used_at is not None:
             if used_by == message_sid:
                 return str(answer)  # Twilio sent the same message again
             return f"The code {code} was used already: alert {alert_id} is {status}."
         if status == RESOLVED:
             return f"Alert {alert_id} is resolved already: nothing to acknowledge."
-        if expires_at <= now:
-            return f"The code {code} has expired: acknowledge alert {alert_id} with the link or pulse oncall ack."
+        if status == ACKNOWLEDGED:
+            who = acknowledged_by or "an operator"
+            return f"Alert {alert_id} was acknowledged already, by {who} at {acknowledged_at:%Y-%m-%d %H:%M} UTC."
+        if status != TRIGGERED:
+            return (
+                f"Alert {alert_id} is no longer escalating, so its code no longer works: acknowledge it with "
+                "the link or pulse oncall ack."
+            )
         _, said = alerts.acknowledge(alert_id, person, VIA, now)
         answer = f"{said[0].upper()}{said[1:]}."
         db.execute_sql(

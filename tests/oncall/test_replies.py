@@ -1,7 +1,8 @@
 """Replies to SMS pages, through `pulse serve` on loopback and the real PostgreSQL: a page by SMS
 asks for a reply code, a reply signed by Twilio with it, from the number paged, acknowledges the
 alert for that person once; anything else (a bad signature, another number, an unknown, used or
-expired code, a resolved alert, a keyword) changes nothing, and the auth token reaches no log."""
+code of an alert no longer escalating, a keyword) changes nothing, and the auth token reaches no log; a
+number's wrong codes are counted for every process."""
 
 import dataclasses
 import logging
@@ -17,7 +18,17 @@ import requests
 from pulse import configfile
 from pulse.db import db
 from pulse.inbound import twilio
-from pulse.models import Component, Incident, Notification, OnCallAlert, OnCallReplyCode, OnCallTimeline, Person, utcnow
+from pulse.models import (
+    Component,
+    Incident,
+    Notification,
+    OnCallAlert,
+    OnCallReplyCode,
+    OnCallReplyMiss,
+    OnCallTimeline,
+    Person,
+    utcnow,
+)
 from pulse.notifications import delivery
 from pulse.oncall import alerts, replies, smshook
 from tests.oncall.test_spec import STEADY
@@ -64,7 +75,7 @@ def code(alert, server, vendors):
     """The code carol's page by SMS asks for, as the fake Twilio received it."""
     delivery.deliver(sms_page(alert).id, "m1", server.settings, at=None, final=False)
     [sent] = vendors.received("twilio")
-    return re.search(r"Reply ([0-9]{4}) to acknowledge", sent.form["Body"])[1]
+    return re.search(r"Reply ([0-9]{6}) to acknowledge", sent.form["Body"])[1]
 
 
 def form(body, sender=CAROL, sid=None, account=None, **extra):
@@ -119,7 +130,6 @@ def test_a_page_by_sms_asks_for_a_code_and_the_reply_acknowledges(alert, code, s
     assert f"Reply {code} to acknowledge, or: pulse oncall ack {alert.id}" in sent.form["Body"]
     stored = OnCallReplyCode.get()
     assert (stored.alert_id, stored.person.key, stored.phone, stored.code) == (alert.id, "carol", CAROL, code)
-    assert stored.expires_at == stored.created_at + replies.LIFETIME
     email = Notification.get(Notification.kind == "email")
     assert email.reply_code is None  # only a page by SMS asks for a reply
 
@@ -136,12 +146,12 @@ def test_a_page_by_sms_asks_for_a_code_and_the_reply_acknowledges(alert, code, s
     assert server.settings.twilio_auth_token not in logged and code not in logged and CAROL not in logged
 
 
-@pytest.mark.parametrize("said", ["ACK 4821", "#4821", "4821.", "ack4821!"])
+@pytest.mark.parametrize("said", ["ACK 482193", "#482193", "482193.", "ack482193!"])
 def test_a_code_may_come_after_ack_or_hash(said):
-    assert replies.parse(said) == "4821"
+    assert replies.parse(said) == "482193"
 
 
-@pytest.mark.parametrize("said", ["482", "48210", "4821 thanks", "ok", "", "٤٨٢١"])
+@pytest.mark.parametrize("said", ["4821", "48219", "4821930", "482193 thanks", "ok", "", "٤٨٢١٩٣"])
 def test_other_texts_give_no_code(said):
     assert replies.parse(said) is None
 
@@ -201,11 +211,11 @@ def test_other_requests_are_refused(alert, code, server):
     [
         (ALICE, "{code}", "No page sent to this number has the code {code}: nothing was acknowledged."),
         (CAROL, "{other}", "No page sent to this number has the code {other}: nothing was acknowledged."),
-        (CAROL, "ok on it", "To acknowledge a page, reply with its 4-digit code alone."),
+        (CAROL, "ok on it", "To acknowledge a page, reply with its 6-digit code alone."),
     ],
 )
 def test_a_reply_that_names_no_code_of_this_number_changes_nothing(alert, code, server, sender, said, answered):
-    other = f"{(int(code) + 1) % 10000:04d}"
+    other = f"{(int(code) + 1) % 10**6:06d}"
     answer = reply(server, form(said.format(code=code, other=other), sender=sender))
     assert message(answer) == answered.format(code=code, other=other)
     assert unchanged(alert)
@@ -219,11 +229,20 @@ def test_a_code_of_a_resolved_alert_changes_nothing(alert, code, server):
     assert OnCallReplyCode.get().used_at is None
 
 
-def test_an_expired_code_changes_nothing(alert, code, server):
-    OnCallReplyCode.update(expires_at=utcnow() - timedelta(seconds=1)).execute()
+def test_a_code_stops_working_when_its_alerts_escalation_is_exhausted(alert, code, server):
+    OnCallAlert.update(status="exhausted", next_escalation_at=None).execute()  # as `alerts.escalate` leaves it
     answer = message(reply(server, form(code)))
-    assert answer == f"The code {code} has expired: acknowledge alert {alert.id} with the link or pulse oncall ack."
-    assert unchanged(alert)
+    assert answer == (
+        f"Alert {alert.id} is no longer escalating, so its code no longer works: "
+        "acknowledge it with the link or pulse oncall ack."
+    )
+    assert OnCallAlert.get_by_id(alert.id).status == "exhausted"
+    assert not OnCallReplyCode.select().where(OnCallReplyCode.used_at.is_null(False)).exists()
+
+
+def test_a_code_lives_as_long_as_its_alert_escalates_past_a_day(alert, code, server):
+    OnCallReplyCode.update(created_at=utcnow() - timedelta(days=3)).execute()
+    assert message(reply(server, form(code))) == f"Alert {alert.id} acknowledged by carol: no one more is paged."
 
 
 def test_a_number_that_is_no_longer_the_persons_changes_nothing(alert, code, server):
@@ -232,11 +251,12 @@ def test_a_number_that_is_no_longer_the_persons_changes_nothing(alert, code, ser
     assert unchanged(alert)
 
 
-def test_an_alert_acknowledged_by_someone_else_says_so(alert, code, server):
+def test_a_code_is_refused_once_its_alert_is_acknowledged_by_someone_else(alert, code, server):
     alerts.acknowledge(alert.id, "dave", "cli", utcnow())
     assert message(reply(server, form(code))).startswith(f"Alert {alert.id} was acknowledged already, by dave at ")
     assert OnCallAlert.get_by_id(alert.id).acknowledged_by == "dave"
     assert [s.person for s in OnCallTimeline.select().where(OnCallTimeline.kind == "acknowledged")] == ["dave"]
+    assert OnCallReplyCode.get().used_at is None  # not used: refused
 
 
 @pytest.mark.parametrize("said", ["STOP", "stop ", "Start", "HELP", "unsubscribe", "YES"])
@@ -265,7 +285,7 @@ def test_the_same_message_at_once_acknowledges_once(alert, code, server):
 
 
 def test_a_number_is_answered_429_past_its_burst(alert, code, server):
-    other = f"{(int(code) + 1) % 10000:04d}"
+    other = f"{(int(code) + 1) % 10**6:06d}"
     for _ in range(smshook.BURST):
         assert reply(server, form(other)).status_code == 200
     refused = reply(server, form(code))
@@ -274,10 +294,12 @@ def test_a_number_is_answered_429_past_its_burst(alert, code, server):
     assert reply(server, form(code, sender=ALICE)).status_code == 200  # another number has its own
 
 
-def test_codes_are_unique_among_a_numbers_live_ones_and_freed_by_resolution(acme, server, monkeypatch, caplog):
-    monkeypatch.setattr(replies, "_CODES", ("1111", "2222"))
+def test_codes_are_unique_among_a_numbers_live_ones_and_freed_when_their_alert_stops_escalating(
+    acme, server, monkeypatch, caplog
+):
+    monkeypatch.setattr(replies, "draw", lambda: secrets.choice(["111111", "222222"]))
     first, second = open_alert(server.settings, "one"), open_alert(server.settings, "two")
-    assert sorted([sms_page(first).reply_code, sms_page(second).reply_code]) == ["1111", "2222"]
+    assert sorted([sms_page(first).reply_code, sms_page(second).reply_code]) == ["111111", "222222"]
 
     third = open_alert(server.settings, "three")  # carol has no code left: her page asks for none
     assert (
@@ -289,6 +311,10 @@ def test_codes_are_unique_among_a_numbers_live_ones_and_freed_by_resolution(acme
     alerts.resolve(first.id, "fixed", utcnow())
     fourth = open_alert(server.settings, "four")
     assert sms_page(fourth).reply_code == sms_page(first).reply_code
+
+    alerts.acknowledge(second.id, "carol", "cli", utcnow())
+    fifth = open_alert(server.settings, "five")
+    assert sms_page(fifth).reply_code == sms_page(second).reply_code
 
 
 def test_pages_ask_for_no_code_when_replies_are_not_taken(acme, config):
@@ -317,3 +343,34 @@ def test_a_field_postgresql_refuses_is_never_a_500(alert, code, server, field, v
     answer = reply(server, form(code, **{field: value}))  # signed as Twilio would sign it
     assert answer.status_code == status, answer.text
     assert OnCallAlert.get_by_id(alert.id).status == "acknowledged" if acknowledged else unchanged(alert)
+
+
+def test_wrong_codes_are_counted_for_every_process_and_refuse_even_the_right_one(
+    alert, code, server, monkeypatch, caplog
+):
+    """Two services, each with its own per-process limiter (`smshook.BURST` is 5), share the count."""
+    monkeypatch.setattr(smshook, "MAX_MISSES", 3)
+    wrong = [f"{(int(code) + n) % 10**6:06d}" for n in (1, 2, 3)]
+    with running(server.settings) as elsewhere:
+        elsewhere.url, elsewhere.settings = f"http://127.0.0.1:{elsewhere.port}{smshook.PATH}", server.settings
+        for sent_to, said in [(server, wrong[0]), (elsewhere, wrong[1]), (server, wrong[2])]:
+            assert message(reply(sent_to, form(said))).startswith(f"No page sent to this number has the code {said}")
+        for sent_to in (server, elsewhere):
+            refused = reply(sent_to, form(code))
+            assert refused.status_code == 429, refused.text
+            assert 86_000 < int(refused.headers["Retry-After"]) <= 86_400  # a day from the first wrong code
+    assert unchanged(alert)
+    assert (OnCallReplyMiss.get().phone, OnCallReplyMiss.get().misses) == (CAROL, 3)
+    assert "answered 429: over the number's wrong codes (3 a day, counted by every process)" in caplog.text
+    assert code not in caplog.text and CAROL not in caplog.text
+
+    OnCallReplyMiss.update(since=utcnow() - smshook.MISS_WINDOW).execute()  # a day later
+    assert message(reply(server, form(code))) == f"Alert {alert.id} acknowledged by carol: no one more is paged."
+
+
+def test_wrong_codes_of_a_number_with_no_live_code_are_not_counted(alert, code, server, monkeypatch):
+    monkeypatch.setattr(smshook, "MAX_MISSES", 1)
+    alerts.acknowledge(alert.id, "dave", "cli", utcnow())
+    for _ in range(2):
+        assert message(reply(server, form("000000" if code != "000000" else "000001"))).startswith("No page sent")
+    assert not OnCallReplyMiss.select().exists()

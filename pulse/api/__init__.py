@@ -6,7 +6,7 @@
   token; a route's work in a worker thread with a database connection.
 - `organization`, `components`: the read-only resources (scope ``read``).
 - `pages`: cursor pagination of a listing.
-- `routes`: the routes, which `pulse.inbound.routes` lists.
+- `routes`: the routes, which `pulse.app` gives `pulse serve`.
 
 An API route answers JSON, an error as ``{"error": "..."}``; it never returns a secret a row holds
 (a header's value, a body, a CA's PEM).

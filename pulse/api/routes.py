@@ -1,4 +1,4 @@
-"""The API's routes under ``/api/v1`` (`pulse.inbound.routes` lists them), each with the scope a
+"""The API's routes under ``/api/v1`` (`pulse.app` serves them), each with the scope a
 token needs, sharing one rate limiter (one budget per token across the API), and last, for any
 other path or method under ``/api/v1``, a JSON 404 or 405 (``Allow``), as an API client reads."""
 

@@ -1,4 +1,5 @@
-"""`pulse serve`: the inbound HTTP service (`pulse.inbound`) until SIGTERM or Ctrl-C."""
+"""`pulse serve`: the inbound HTTP service (`pulse.inbound`, with every domain's routes: `pulse.app`)
+until SIGTERM or Ctrl-C."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ def serve(host: str | None, port: int | None) -> None:
 
 def run(host: str | None, port: int | None) -> None:
     """Run the service (`pulse serve`, and `pulse oncall ack-server`, its former name)."""
+    from pulse import app
     from pulse import logging as pulse_logging
-    from pulse.inbound.server import from_settings
 
     current = settings()
     pulse_logging.configure(current.log_level)
-    service = from_settings(current, host, port)
+    service = app.service(current, host, port)
     address = service.sockets[0].getsockname()[0]
     for stop in (signal.SIGTERM, signal.SIGINT):
         # uvicorn stops gracefully on them, then raises them again under the handler it found:

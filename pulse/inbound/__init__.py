@@ -1,7 +1,9 @@
 """The inbound HTTP service (`pulse serve`): what comes in from outside, on uvicorn and Starlette.
+It knows no domain: the routes are given it by the composition root (`pulse.app`), from what each
+domain exports.
 
-- `app`: the application factory (routes, one log line and telemetry per request, refusals).
-- `routes`: which routes the service serves; a domain adds its own there.
+- `app`: the application factory (the routes it is given, one log line and telemetry per request,
+  refusals).
 - `bounds`: the limits of a request (body size per route) and `RefusedError`, the answer to a request
   outside them.
 - `protocol`: uvicorn's HTTP/1.1 protocol with caps on connections (idle ones make room first), a

@@ -1,5 +1,5 @@
-"""The application factory: the routes of `pulse.inbound.routes` in Starlette, behind `Access`,
-which writes one log line per request and counts it in the telemetry.
+"""The application factory: the routes it is given (`pulse.app.routes`) in Starlette, behind
+`Access`, which writes one log line per request and counts it in the telemetry.
 
 A log line names the route's template (``/ping/{token}``), never the path it was given: paths and
 query strings carry tokens, which are credentials. A request refused (`RefusedError`: over a bound, over
@@ -28,10 +28,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import Message, Receive, Scope, Send
 
-from pulse.config import Settings
 from pulse.db import db
 from pulse.inbound.bounds import RefusedError
-from pulse.inbound.routes import routes
 from pulse.inbound.telemetry import Telemetry
 
 logger = logging.getLogger("pulse.inbound")
@@ -41,21 +39,20 @@ UNAVAILABLE = (peewee.OperationalError, peewee.InterfaceError, MaxConnectionsExc
 
 
 def create(
-    settings: Settings,
+    served: list[BaseRoute],
     *,
     metrics_port: int | None = None,
     telemetry: Telemetry | None = None,
-    served: list[BaseRoute] | None = None,
 ) -> Access:
     """The service's ASGI application.
 
     Parameters:
       metrics_port: the local port whose requests are for the telemetry (``/metrics``) and nothing
         else; None serves no telemetry.
-      served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
+      served: the routes to serve (`pulse.app.routes`: every domain's; tests pass their own).
     """
     handlers = {RefusedError: _refused, ClientDisconnect: _gone, **dict.fromkeys(UNAVAILABLE, _unavailable)}
-    app = Starlette(routes=routes(settings) if served is None else served, exception_handlers=handlers)
+    app = Starlette(routes=served, exception_handlers=handlers)
     return Access(app, telemetry or Telemetry(), metrics_port)
 
 

@@ -34,7 +34,6 @@ import socket
 import uvicorn
 from starlette.routing import BaseRoute
 
-from pulse.config import Settings, split
 from pulse.errors import ConfigError
 from pulse.inbound.app import create
 from pulse.inbound.closings import Closings
@@ -63,6 +62,7 @@ class Service:
 
     Parameters:
       host, port: the public address (port 0: any free port; `port` says which).
+      served: the routes to serve (`pulse.app.routes`: every domain's; tests pass their own).
       metrics_host, metrics_port: the telemetry's address (port 0: any free one; None: no telemetry);
         its port must differ from the public one.
       request_deadline_s: seconds a request has to arrive whole.
@@ -72,22 +72,20 @@ class Service:
       max_per_address: the same, among the connections from one client address (a trusted proxy's
         have ``max_connections`` only).
       trusted_proxies: addresses and networks whose ``X-Forwarded-For`` names the client.
-      served: the routes (default: `pulse.inbound.routes.routes`); tests pass their own.
     """
 
     def __init__(
         self,
-        settings: Settings,
         host: str,
         port: int,
         *,
+        served: list[BaseRoute],
         metrics_host: str = "127.0.0.1",
         metrics_port: int | None,
         request_deadline_s: float,
         max_connections: int,
         max_per_address: int,
         trusted_proxies: list[str] | None = None,
-        served: list[BaseRoute] | None = None,
     ) -> None:
         if metrics_port is not None and metrics_port == port != 0:
             raise ConfigError(f"the telemetry's port must differ from the public one ({port})")
@@ -106,7 +104,7 @@ class Service:
         )
         trusted = trusted_proxies or []
         config = uvicorn.Config(
-            create(settings, metrics_port=self.metrics_port, telemetry=telemetry, served=served),
+            create(served, metrics_port=self.metrics_port, telemetry=telemetry),
             http=bounded(
                 deadline_s=request_deadline_s,
                 max_connections=max_connections,
@@ -139,18 +137,3 @@ class Service:
     def stop(self) -> None:
         """Stop gracefully, from another thread."""
         self.server.should_exit = True
-
-
-def from_settings(settings: Settings, host: str | None = None, port: int | None = None) -> Service:
-    """The service as the settings say, ``host`` and ``port`` overriding theirs."""
-    return Service(
-        settings,
-        settings.serve_host if host is None else host,
-        settings.serve_port if port is None else port,
-        metrics_host=settings.serve_metrics_host,
-        metrics_port=settings.serve_metrics_port,
-        request_deadline_s=settings.serve_request_deadline_s,
-        max_connections=settings.serve_max_connections,
-        max_per_address=settings.serve_max_connections_per_address,
-        trusted_proxies=split(settings.serve_trusted_proxies),
-    )

@@ -44,7 +44,6 @@ def pulse_server(port: int) -> None:
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    from pulse.config import Settings
     from pulse.inbound.server import Service
 
     async def hello(request):  # type: ignore[no-untyped-def]
@@ -52,14 +51,13 @@ def pulse_server(port: int) -> None:
 
     served = [Route("/hello", hello)]
     Service(
-        Settings(),
         "127.0.0.1",
         port,
+        served=served,
         metrics_port=None,
         request_deadline_s=10,
         max_connections=64,
         max_per_address=64,
-        served=served,
     ).run()
 
 

@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from pulse import app
 from pulse.config import Settings
 from pulse.inbound.closings import IDLE, REFUSED, Closings
-from pulse.inbound.server import from_settings
 from tests.support.serve import running
 from tests.support.wait import wait_for
 from tests.support.worker import free_port
@@ -231,7 +231,7 @@ def test_forwarded_for_names_the_client_only_from_a_trusted_proxy(settings, rout
 
 def test_the_telemetry_listens_on_loopback_unless_told(settings):
     assert Settings().serve_metrics_host == "127.0.0.1"
-    service = from_settings(dataclasses.replace(settings, serve_metrics_port=free_port()), host="0.0.0.0", port=0)
+    service = app.service(dataclasses.replace(settings, serve_metrics_port=free_port()), host="0.0.0.0", port=0)
     try:
         assert [s.getsockname()[0] for s in service.sockets] == ["0.0.0.0", "127.0.0.1"]
     finally:

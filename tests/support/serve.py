@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from pulse import app
 from pulse.config import Settings
 from pulse.inbound.server import Service
 from tests.support.wait import wait_for
@@ -17,9 +18,12 @@ from tests.support.worker import WorkerProcess, free_port
 
 @contextlib.contextmanager
 def running(settings: Settings, **options: Any) -> Iterator[Service]:
-    """The service serving until the block ends; ``options`` override `Service`'s defaults."""
+    """The service serving until the block ends: every domain's routes (`pulse.app.routes`) unless
+    ``served`` says which; ``options`` override `Service`'s defaults."""
     options = {"metrics_port": 0, "request_deadline_s": 10.0, "max_connections": 64, "max_per_address": 32, **options}
-    service = Service(settings, "127.0.0.1", 0, **options)
+    if "served" not in options:
+        options["served"] = app.routes(settings)
+    service = Service("127.0.0.1", 0, **options)
     thread = threading.Thread(target=service.run, daemon=True)
     thread.start()
     wait_for(lambda: service.server.started, "the service to start")

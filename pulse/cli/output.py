@@ -1,17 +1,14 @@
 """What every command shares: the settings, one-line failures, JSON and tables on stdout.
 
-Every text shown goes through `printable`: a name, a title or a provider's reply may hold
-terminal escape sequences (to retitle or clear the screen) or bidirectional overrides (to disguise
-what it says), which are shown as ``\\xNN`` or ``\\uNNNN`` instead of acting on the terminal.
-Nor is any of it read as rich markup: a table's cells are `rich.text.Text`, shown as written, so
-``[/x]`` is no error and ``[link=...]`` no hyperlink.
+Every text shown goes through `pulse.terminal.printable`, so no escape sequence in a name, a title
+or a provider's reply acts on the terminal. Nor is any of it read as rich markup: a table's cells
+are `rich.text.Text`, shown as written, so ``[/x]`` is no error and ``[link=...]`` no hyperlink.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from json.encoder import encode_basestring_ascii as _string
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -19,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from pulse.config import Settings, get_settings
+from pulse.terminal import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,18 +24,6 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 LIMIT = click.IntRange(1, 100_000)  # the type of a listing's --limit
-
-# C0 and C1 control characters (but tab and newline), DEL, and the bidirectional controls.
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_UNPRINTABLE = re.compile(f"[{_CONTROLS}]")
-_UNPRINTABLE_IN_A_CELL = re.compile(f"[\\t\\n{_CONTROLS}]")
-
-
-def printable(text: str, *, one_line: bool = False) -> str:
-    """``text`` that cannot act on a terminal: each control character shown as its escape.
-    ``one_line`` also escapes tabs and newlines (a table cell, a listing of one line per row)."""
-    pattern = _UNPRINTABLE_IN_A_CELL if one_line else _UNPRINTABLE
-    return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def echo(text: str, *, err: bool = False) -> None:

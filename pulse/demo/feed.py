@@ -10,9 +10,9 @@ import peewee
 from rich.console import Console
 from rich.markup import escape as escape_markup
 
-from pulse.cli.output import printable
 from pulse.db import db
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
+from pulse.terminal import printable
 
 SLUG = "demo"
 

@@ -1,6 +1,17 @@
 """Dependencies point one way: no module of Pulse imports, however indirectly, a module that
 imports it (deferred and type-checking imports count too; a package's own submodules importing
-the package they re-export from do not); and sources know nothing of their consumers."""
+the package they re-export from do not); sources know nothing of their consumers; and no two
+packages under pulse/ import each other.
+
+For that last rule the units are the first level under pulse/: each package, a directory of Python
+files with or without an ``__init__.py`` (pulse/inbound/, with every module beneath it at any depth),
+and each single module (pulse/config.py, pulse/pause.py).
+pulse/__init__.py belongs to none. Two units are tied when a file of each imports the other: every
+``import`` and ``from ... import`` in a file counts, wherever it stands (at the top, in a function,
+under ``if TYPE_CHECKING``), a relative one resolved, and ``from pulse import config`` names the
+unit ``config``. Imports within a unit do not count. `ALLOWED` lists the ties still there, each
+with the reason; it can only shrink: a tie it lists that is gone fails the test too.
+"""
 
 import ast
 from collections import defaultdict
@@ -126,3 +137,106 @@ def test_a_forbidden_import_is_found_however_indirect():
 
 def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+# The ties between units still there, with the reason each remains: the broker assembles its
+# middleware itself, and locations are not yet above uptime.
+ALLOWED = {
+    ("config", "locations"): "until config checks the location settings without locations' code (#54)",
+    ("locations", "rabbitmq"): "until the broker is given the location results exchange (#54)",
+    ("locations", "uptime"): "until locations sit above uptime (#54)",
+    ("middleware", "rabbitmq"): "until the broker is given its middleware (#54)",
+    ("pause", "rabbitmq"): "until the broker is given its middleware (#54)",
+    ("rabbitmq", "telemetry"): "until the broker is given its middleware (#54)",
+}
+
+
+def named(path: Path, package: Path) -> str:
+    """The module ``path`` is, under the directory ``package`` holds (``pulse.inbound.app``)."""
+    return ".".join(path.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__")
+
+
+def imported(path: Path, module: str) -> set[str]:
+    """Every module (or name) an import statement anywhere in ``path`` names, relative ones resolved:
+    ``from pulse import config, db`` names ``pulse``, ``pulse.config`` and ``pulse.db``."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            found |= {base, *(f"{base}.{alias.name}" for alias in node.names)}
+    return found
+
+
+def ties(root: Path) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
+    """The units under ``root``/pulse that import each other: for each pair (in name order), the
+    files of the first that import the second, and of the second that import the first."""
+    package = root / "pulse"
+    units = {p.name for p in package.iterdir() if p.is_dir() and any(p.rglob("*.py"))}
+    units |= {p.stem for p in package.glob("*.py") if p.name != "__init__.py"}
+    importers: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for path in sorted(package.rglob("*.py")):
+        module = named(path, package)
+        if module == "pulse":
+            continue
+        own = module.split(".")[1]
+        named_units = {name.split(".")[1] for name in imported(path, module) if name.startswith("pulse.")}
+        for other in sorted(named_units & units - {own}):
+            importers[own, other].append(path.relative_to(root).as_posix())
+    return {(a, b): (importers[a, b], importers[b, a]) for a, b in sorted(importers) if a < b and (b, a) in importers}
+
+
+def problems(
+    found: dict[tuple[str, str], tuple[list[str], list[str]]], allowed: dict[tuple[str, str], str]
+) -> list[str]:
+    """A line for each tie ``found`` that ``allowed`` does not list, naming a file of each side, and
+    for each tie ``allowed`` lists that is not found."""
+    lines = [
+        f"{first(forth)} imports pulse.{b}, and {first(back)} imports pulse.{a}"
+        for (a, b), (forth, back) in found.items()
+        if (a, b) not in allowed
+    ]
+    lines += [
+        f"{a} and {b} no longer import each other: take them off ALLOWED" for a, b in allowed if (a, b) not in found
+    ]
+    return lines
+
+
+def first(files: list[str]) -> str:
+    return files[0] + (f" (and {len(files) - 1} more)" if len(files) > 1 else "")
+
+
+def test_no_two_packages_import_each_other():
+    assert problems(ties(ROOT), ALLOWED) == []
+
+
+def test_a_tie_is_found_however_deep_or_deferred(tmp_path):
+    """A tie is found through a function's import, a relative one, a type-checking one, a package's
+    submodule and a package without ``__init__.py``; an import one way only, or within a unit, is
+    none; a listed tie that is gone is reported."""
+    files = {
+        "pulse/__init__.py": "",
+        "pulse/inbound/__init__.py": "from pulse.inbound import app\n",
+        "pulse/inbound/deep/server.py": "def serve():\n    from pulse.heartbeats.routes import routes\n",
+        "pulse/heartbeats/routes.py": "from ..inbound import tokens\n",
+        "pulse/config.py": "from pulse import db\n",
+        "pulse/db.py": "import pulse.pause\n",
+        "pulse/pause.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pulse.db import Database\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = ties(tmp_path)
+    assert found == {
+        ("db", "pause"): (["pulse/db.py"], ["pulse/pause.py"]),
+        ("heartbeats", "inbound"): (["pulse/heartbeats/routes.py"], ["pulse/inbound/deep/server.py"]),
+    }
+    assert problems(found, {("db", "pause"): "a reason", ("config", "db"): "a reason"}) == [
+        "pulse/heartbeats/routes.py imports pulse.inbound, and pulse/inbound/deep/server.py imports pulse.heartbeats",
+        "config and db no longer import each other: take them off ALLOWED",
+    ]

@@ -29,11 +29,21 @@ def run_directory(base: str) -> str:
 
 def _start_time(pid: int) -> str:
     # Tells a live process from an older one with the same pid (pid 1 in every container).
+    return _stat(pid, 19) or "0"
+
+
+def _parent(pid: int) -> str:
+    """The pid of ``pid``'s parent, as text ("" when no such process)."""
+    return _stat(pid, 1)
+
+
+def _stat(pid: int, field: int) -> str:
+    """A field of ``/proc/PID/stat`` after the command's name (0: the state), or ""."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
+            return f.read().rsplit(")", 1)[1].split()[field]
     except (OSError, IndexError):
-        return "0"
+        return ""
 
 
 def _is_live(name: str) -> bool:
@@ -51,10 +61,13 @@ def remove_stale_directories(base: str) -> None:
 def remove_dead_processes(directory: str) -> None:
     """Remove the files of the run's worker processes that are gone: a run whose worker processes
     are restarted in place (`pulse.middleware.recycling`: same main process, same directory) starts
-    from clean files too, rather than adding two files per process and restart to every scrape."""
+    from clean files too, rather than adding two files per process and restart to every scrape.
+    Called in a worker process: a process of the run is a child of this one's parent, so a pid
+    that another process took meanwhile (pids wrap around, soon on a busy host) is no longer one."""
+    main = str(os.getppid())
     for name in os.listdir(directory):
         pid = name.removesuffix(".db").rpartition("_")[2]
-        if name.endswith(".db") and pid.isdigit() and not alive(int(pid)):
+        if name.endswith(".db") and pid.isdigit() and _parent(int(pid)) != main:
             with contextlib.suppress(FileNotFoundError):  # removed by a sibling booting beside it
                 os.unlink(os.path.join(directory, name))
 

@@ -17,4 +17,4 @@ if settings.location:
         """Make the sealed batch's checks and send the results back. Not retried: a retry would be
         published through the default exchange, which a location's user may not write to; the
         central verdict goes on without a result that does not come."""
-        here.send_back(here.check(sealed, settings), settings)
+        here.send_back(*here.check(sealed, settings), settings)

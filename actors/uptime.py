@@ -11,7 +11,6 @@ import dramatiq
 
 from pulse import events
 from pulse import logging as pulse_logging
-from pulse.errors import PermanentError
 from pulse.heartbeats import apply as monitors
 from pulse.locations import RESULTS_ACTOR, verdict
 from pulse.locations.wire import Result
@@ -35,18 +34,13 @@ def checks(batch: list[list]) -> None:
     events.publish(checking.check_all(slots))
 
 
-MAX_RESULTS = 1000  # a location's batch has at most the uptime loop's `batch_max` (64) checks
-
-
 @dramatiq.actor(actor_name=RESULTS_ACTOR, queue_name="uptime", time_limit=60_000, max_retries=3)
-def location_results(location: str, results: list) -> None:
-    """Record what ``location`` found of each slot and take the verdicts it decides. The consumer
-    lets through only such a message whose ``location`` is the routing key it came with
-    (`pulse.rabbitmq.broker.PulseConsumer`), which RabbitMQ holds each location's user to."""
-    if not isinstance(results, list) or len(results) > MAX_RESULTS:
-        raise PermanentError(f"location results are not a list of at most {MAX_RESULTS}")
+def location_results(location: str, nonce: str, results: list) -> None:
+    """Record what ``location`` found of each slot its batch ``nonce`` sent it and take the
+    verdicts it decides. The consumer rebuilt the message from what the location sent, its
+    results validated (`pulse.rabbitmq.broker.PulseConsumer`)."""
     pulse_logging.bind(location=location)
-    events.publish(verdict.record_results(location, [Result.of_json(r) for r in results]))
+    events.publish(verdict.record_results(location, nonce, [Result.of_json(r) for r in results]))
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=60_000, max_retries=3)

@@ -107,6 +107,8 @@ class Settings:
       abstain (`pulse.locations.canaries`).
     locations_secret: where the central workers run, the secret every location's key derives from,
       at least 32 characters; needed once a component is checked from locations.
+    location_results_per_minute: results each location may send a central worker process in a
+      minute; past it, its further messages that minute are dropped (`pulse.locations.allowance`).
     """
 
     broker_url: str = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -154,6 +156,7 @@ class Settings:
     location_key: str = ""
     location_canaries: str = ""
     locations_secret: str = ""
+    location_results_per_minute: int = 60_000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -447,6 +450,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "location_key": _fernet_key,
     "location_canaries": _canaries,
     "locations_secret": _secret(32),
+    "location_results_per_minute": _number(1, 100_000_000, "the number of results"),
 }
 
 

@@ -5,7 +5,8 @@ A location is a name and the workers that run ``dramatiq pulse.actors`` with ``P
 set to it, anywhere that reaches RabbitMQ: they consume their own queue (`queue`), check, and
 publish each result to the `RESULTS` exchange with their name as routing key. They need no
 database: what a check needs travels sealed with their location's key (`pulse.locations.wire`),
-and their RabbitMQ user may write nothing but their own results (docs/locations.md).
+and their RabbitMQ user may configure nothing and write nothing but their own results
+(docs/locations.md).
 
 The central workers send each slot of such a component to each of its locations
 (`pulse.locations.dispatch`), record each location's result, and take the verdict once per slot
@@ -23,6 +24,9 @@ NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 #: (RabbitMQ's topic permissions hold a location's user to its own name). It is bound to the
 #: `uptime` queue, where central workers record them.
 RESULTS = "pulse.results"
+
+#: The queue whose central workers record locations' results (`RESULTS` is bound to it).
+RECORDED_ON = "uptime"
 
 #: The actor that records a location's results (`actors.uptime.location_results`): the only one a
 #: message arriving through `RESULTS` may name.
@@ -46,14 +50,14 @@ def queue(location: str) -> str:
 
 def permissions(location: str) -> dict[str, str]:
     """The RabbitMQ permissions of a location's user (regular expressions, as ``rabbitmqctl
-    set_permissions`` and ``set_topic_permissions`` take them): configure its queue, its ``.DQ``
-    and ``.XQ`` (its workers declare them again as they consume: the central workers made them
-    first, with the dead-letter routing its user may not set), read its queue and ``.DQ``, write
-    to `RESULTS` only, with its own name only as routing key. Nothing else: not the default
-    exchange (every queue), not another location's queue or name."""
+    set_permissions`` and ``set_topic_permissions`` take them): configure nothing (its workers
+    only check that its queues exist: the central workers made them, so it can neither delete
+    nor redeclare them with other arguments), read its queue and ``.DQ``, write to `RESULTS`
+    only, with its own name only as routing key. Nothing else: not the default exchange (every
+    queue), not another location's queue or name."""
     own = re.escape(queue(location))
     return {
-        "configure": rf"^{own}(\.DQ|\.XQ)?$",
+        "configure": "^$",
         "write": rf"^{re.escape(RESULTS)}$",
         "read": rf"^{own}(\.DQ)?$",
         "topic_write": rf"^{re.escape(location)}$",

@@ -3,15 +3,22 @@
 A batch of checks (`pulse.uptime.batch`) hands its components that list locations here: each
 slot is noted in ``location_slot`` with the time by which its verdict is taken (`decide_by`),
 then sent to each location the component lists, one sealed batch per location
-(`pulse.locations.wire`), on the location's queue. The message expires after the component's
-interval: a location that was away does not check stale slots when it comes back.
+(`pulse.locations.wire`) with a nonce of its own, on the location's queue; ``location_sent``
+notes which slots went to which location under which nonce, and a location's result counts only
+for those (`pulse.locations.verdict`). The message expires after the component's interval: a
+location that was away does not check stale slots when it comes back.
 
-A redelivered batch sends its slots again (they were noted already: the note is kept); a location
-checking a slot twice sends two results, of which the first recorded counts.
+Each location's batch is published on its own: one that RabbitMQ refuses (its queue full, or
+gone) is one WARNING line naming the location, and the other locations' batches go on; that
+location's slots are decided without it.
+
+A redelivered batch sends its slots again, under a new nonce (they were noted already: the note
+is kept); a location checking a slot twice sends two results, of which the first recorded counts.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
@@ -19,6 +26,7 @@ from datetime import datetime, timedelta
 
 import dramatiq
 import pika
+import pika.exceptions
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
 from pulse.config import get_settings
@@ -27,6 +35,8 @@ from pulse.errors import PermanentError
 from pulse.locations import queue, wire
 from pulse.rabbitmq import arguments, dq, xq
 from pulse.uptime.record import Loaded
+
+logger = logging.getLogger(__name__)
 
 #: Beyond its timeout, how long a slot's verdict waits for locations that have not answered
 #: (their queue's wait, their start) before it is taken without them.
@@ -38,6 +48,16 @@ ACTOR = "check_here"
 NOTE = """
 INSERT INTO location_slot (component_id, scheduled_at, decide_by)
 SELECT * FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[], %(by)s::timestamptz[])
+ON CONFLICT DO NOTHING
+"""
+
+# What goes to which location under which nonce, for the slots waiting for their verdict.
+SENT = """
+INSERT INTO location_sent (component_id, scheduled_at, location, nonce)
+SELECT s.component_id, s.scheduled_at, w.location, w.nonce
+FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[], %(locations)s::text[], %(nonces)s::uuid[])
+     AS w (id, slot, location, nonce)
+JOIN location_slot s ON s.component_id = w.id AND s.scheduled_at = w.slot
 ON CONFLICT DO NOTHING
 """
 
@@ -59,6 +79,16 @@ def send(checks: Sequence[tuple[Loaded, datetime]]) -> None:
             "random characters) where the central workers run, and give each location its key "
             "(`pulse locations key NAME`)"
         )
+    by_location: dict[str, list[wire.Check]] = defaultdict(list)
+    expires: dict[str, int] = {}
+    for loaded, slot in checks:
+        assert loaded.stored is not None
+        check = wire.Check(loaded.component.id, slot, loaded.kind, loaded.stored, loaded.conditions)
+        for location in loaded.locations:
+            by_location[location].append(check)
+            expires[location] = max(expires.get(location, 0), loaded.interval_s * 1000)
+    batches = {location: wire.Batch(wire.nonce(), located) for location, located in by_location.items()}
+    sent = [(location, batch.nonce, c) for location, batch in batches.items() for c in batch.checks]
     with db.atomic():
         db.execute_sql(
             NOTE,
@@ -68,16 +98,26 @@ def send(checks: Sequence[tuple[Loaded, datetime]]) -> None:
                 "by": [decide_by(loaded, slot) for loaded, slot in checks],
             },
         )
-    by_location: dict[str, list[wire.Check]] = defaultdict(list)
-    expires: dict[str, int] = {}
-    for loaded, slot in checks:
-        assert loaded.stored is not None
-        check = wire.Check(loaded.component.id, slot, loaded.kind, loaded.stored, loaded.conditions)
-        for location in loaded.locations:
-            by_location[location].append(check)
-            expires[location] = max(expires.get(location, 0), loaded.interval_s * 1000)
-    for location, batch in by_location.items():
-        _publish(location, wire.seal(batch, wire.key(secret, location)), expires[location])
+        db.execute_sql(
+            SENT,
+            {
+                "ids": [c.component_id for _, _, c in sent],
+                "slots": [c.slot for _, _, c in sent],
+                "locations": [location for location, _, _ in sent],
+                "nonces": [nonce for _, nonce, _ in sent],
+            },
+        )
+    for location, batch in batches.items():
+        try:
+            _publish(location, wire.seal(batch, wire.key(secret, location)), expires[location])
+        except pika.exceptions.AMQPChannelError as e:
+            logger.warning(
+                "Location %s: RabbitMQ refused its batch of %d checks (%s): its slots are decided without it; "
+                "the other locations' batches go on.",
+                location,
+                len(batch.checks),
+                e,
+            )
 
 
 def _publish(location: str, sealed: str, expires_ms: int) -> None:
@@ -90,18 +130,22 @@ def _publish(location: str, sealed: str, expires_ms: int) -> None:
         broker.enqueue(message)
         return
     channel = broker.channel
-    with _lock:
-        known = (id(channel), location) in _declared
-    if not known:
-        declare(channel, location, get_settings().queue_type)
+    try:
         with _lock:
-            _declared.add((id(channel), location))
-    channel.basic_publish(
-        exchange="",
-        routing_key=message.queue_name,
-        body=message.encode(),
-        properties=pika.BasicProperties(delivery_mode=2, expiration=str(expires_ms)),
-    )
+            known = (id(channel), location) in _declared
+        if not known:
+            declare(channel, location, get_settings().queue_type)
+            with _lock:
+                _declared.add((id(channel), location))
+        channel.basic_publish(
+            exchange="",
+            routing_key=message.queue_name,
+            body=message.encode(),
+            properties=pika.BasicProperties(delivery_mode=2, expiration=str(expires_ms)),
+        )
+    finally:
+        if channel.is_closed:  # RabbitMQ closed it: the next location's batch goes on a new one
+            del broker.channel
 
 
 _declared: set[tuple[int, str]] = set()

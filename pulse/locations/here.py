@@ -11,32 +11,30 @@ from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
 from pulse import rabbitmq
 from pulse.config import Settings
-from pulse.locations import RESULTS, RESULTS_ACTOR, canaries, queue, wire
+from pulse.locations import RECORDED_ON, RESULTS, RESULTS_ACTOR, canaries, queue, wire
 from pulse.rabbitmq import admin
-from pulse.uptime import batch
-
-#: The queue whose central workers record the results (the exchange is bound to it).
-RECORDED_ON = "uptime"
+from pulse.uptime import batch as checking
 
 
-def check(sealed: str, settings: Settings) -> list[wire.Result]:
-    """Make each check of the batch at once; what each found. When one failed and none of the
-    location's canaries answers, the failed ones abstain (`pulse.locations.canaries`)."""
-    checks = wire.unseal(sealed, settings.location_key)
-    found = batch.run_all([(c, c.slot) for c in checks])
+def check(sealed: str, settings: Settings) -> tuple[str, list[wire.Result]]:
+    """Make each check of the batch at once; the batch's nonce and what each check found. When one
+    failed and none of the location's canaries answers, the failed ones abstain
+    (`pulse.locations.canaries`)."""
+    batch = wire.unseal(sealed, settings.location_key)
+    found = checking.run_all([(c, c.slot) for c in batch.checks])
     abstain = not all(result.success for result in found) and not _egress(settings).ok()
-    return [
+    return batch.nonce, [
         wire.Result(
             component_id=c.component_id,
             slot=c.slot,
             started_at=result.started_at,
             seen=result.seen,
-            reason=None if result.success else result.reason,
+            reason=None if result.success else wire.one_line(result.reason),
             response_time_ms=round(result.response.response_time_ms),
             status_code=result.response.status,
             abstained=abstain and not result.success,
         )
-        for c, result in zip(checks, found, strict=True)
+        for c, result in zip(batch.checks, found, strict=True)
     ]
 
 
@@ -45,13 +43,13 @@ def _egress(settings: Settings) -> canaries.Egress:
     return canaries.Egress(canaries.parse(settings.location_canaries), settings.location)
 
 
-def send_back(results: list[wire.Result], settings: Settings) -> None:
-    """Publish the results for the central workers to record (confirmed: the batch's message is
-    acked only once RabbitMQ has them)."""
+def send_back(nonce: str, results: list[wire.Result], settings: Settings) -> None:
+    """Publish the results of the batch ``nonce`` for the central workers to record (confirmed:
+    the batch's message is acked only once RabbitMQ has them)."""
     message: dramatiq.Message = dramatiq.Message(
         queue_name=RECORDED_ON,
         actor_name=RESULTS_ACTOR,
-        args=(settings.location, [r.as_json() for r in results]),
+        args=(settings.location, nonce, [r.as_json() for r in results]),
         kwargs={},
         options={},
     )

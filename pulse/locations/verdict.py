@@ -1,11 +1,14 @@
 """Recording what locations found and taking each slot's verdict, once.
 
 A location's results (`pulse.locations.wire.Result`) are written one row per (component, slot,
-location) in ``location_check``: a result sent twice, or late, is kept once (a late one fills the
-row that recorded the location absent). A slot still waiting for its verdict (its ``location_slot``
-row) then has it taken if its votes decide it already (`pulse.locations.quorum`); else the
-claim-and-send loop sends it for its final verdict at its ``decide_by`` (`claim`, `decide`), when
-each listed location that has not answered is recorded absent.
+location) in ``location_check``, only for a slot that the batch they name (its nonce) sent that
+location (``location_sent``), while the slot still waits for its verdict (its ``location_slot``
+row) and before its ``decide_by``: the first result counts, and a result for any other slot, a
+later one, or one sent twice changes nothing (it is counted in the location's summary:
+`pulse.locations.allowance`). A slot still waiting then has its verdict taken if its votes decide
+it already (`pulse.locations.quorum`); else the claim-and-send loop sends it for its final verdict
+at its ``decide_by`` (`claim`, `decide`), when each listed location that has not answered is
+recorded absent.
 
 The verdict is recorded as the slot's ``uptime_check`` row, like a check made here, and applied
 to the status by the same state machine (thresholds, incidents, notifications:
@@ -24,6 +27,7 @@ from datetime import datetime
 from pulse.components.status import OPERATIONAL
 from pulse.db import db
 from pulse.locations import quorum
+from pulse.locations.allowance import allowance
 from pulse.locations.wire import Result
 from pulse.models import utcnow
 from pulse.net import Response
@@ -35,7 +39,8 @@ ABSENT = "no result within the slot's time"
 
 LOCK = "SELECT id FROM component WHERE id = ANY(%(ids)s) ORDER BY id FOR NO KEY UPDATE"
 
-# A location's results, for the components that list it; a late result fills its absent row.
+# A location's results, for the slots its batch sent it that still wait for it, of components that
+# list it; a result for a slot it answered already changes nothing.
 WRITE = """
 INSERT INTO location_check (component_id, scheduled_at, location, started_at, checked_at, seen, abstained,
                             response_time_ms, status_code, reason)
@@ -43,12 +48,12 @@ SELECT r.id, r.slot, %(location)s, r.started, %(now)s, r.seen, r.abstained, r.ms
 FROM unnest(%(ids)s::bigint[], %(slots)s::timestamptz[], %(started)s::timestamptz[], %(seen)s::text[],
             %(abstained)s::boolean[], %(ms)s::integer[], %(codes)s::integer[], %(reasons)s::text[])
      AS r (id, slot, started, seen, abstained, ms, code, reason)
+JOIN location_sent t ON t.component_id = r.id AND t.scheduled_at = r.slot AND t.location = %(location)s
+                    AND t.nonce = %(nonce)s
+JOIN location_slot s ON s.component_id = r.id AND s.scheduled_at = r.slot AND s.decide_by >= %(now)s
 JOIN component c ON c.id = r.id AND %(location)s = ANY (c.locations)
-ON CONFLICT (component_id, scheduled_at, location) DO UPDATE
-SET started_at = excluded.started_at, checked_at = excluded.checked_at, seen = excluded.seen,
-    abstained = excluded.abstained, response_time_ms = excluded.response_time_ms,
-    status_code = excluded.status_code, reason = excluded.reason
-WHERE location_check.seen IS NULL
+ON CONFLICT (component_id, scheduled_at, location) DO NOTHING
+RETURNING component_id, scheduled_at, abstained
 """
 
 # The slots of the arrays still waiting for their verdict.
@@ -103,21 +108,21 @@ SET last_result_at = greatest(location.last_result_at, excluded.last_result_at),
 Slot = tuple[int, datetime]
 
 
-def record_results(location: str, results: Sequence[Result]) -> list[int]:
-    """Record a location's results and take the verdicts they decide, in one transaction; returns
-    the ids of the events written, to publish once it committed."""
+def record_results(location: str, nonce: str, results: Sequence[Result]) -> list[int]:
+    """Record the results a location sent for its batch ``nonce`` and take the verdicts they
+    decide, in one transaction; returns the ids of the events written, to publish once it
+    committed. The results that do not count are counted for the location's summary."""
     if not results:
         return []
     slots = sorted({(r.component_id, r.slot) for r in results})
     now = utcnow()
-    abstaining = any(r.abstained for r in results)
-    db.execute_sql(HEARD, {"location": location, "now": now, "since": now if abstaining else None})
     with db.atomic():
         _lock(slots)
-        db.execute_sql(
+        written = db.execute_sql(
             WRITE,
             {
                 "location": location,
+                "nonce": nonce,
                 "now": now,
                 "ids": [r.component_id for r in results],
                 "slots": [r.slot for r in results],
@@ -128,9 +133,15 @@ def record_results(location: str, results: Sequence[Result]) -> list[int]:
                 "codes": [r.status_code for r in results],
                 "reasons": [r.reason for r in results],
             },
-        )
-        waiting = [(component_id, slot) for component_id, slot in db.execute_sql(WAITING, _arrays(slots)).fetchall()]
-        return _take(waiting, final=False)
+        ).fetchall()
+        counted = sorted({(component_id, slot) for component_id, slot, _ in written})
+        waiting = db.execute_sql(WAITING, _arrays(counted)).fetchall() if counted else []
+        events = _take([(component_id, slot) for component_id, slot in waiting], final=False)
+    allowance().unsent(location, len(results) - len(written))
+    if written:  # its latest word, in a statement of its own once the batch's transaction is over
+        abstaining = any(abstained for *_, abstained in written)
+        db.execute_sql(HEARD, {"location": location, "now": now, "since": now if abstaining else None})
+    return events
 
 
 def decide(slots: Sequence[Slot]) -> list[int]:

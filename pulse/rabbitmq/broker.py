@@ -21,6 +21,8 @@ from periodiq import PeriodiqMiddleware
 from pulse import exporter, locations, pause
 from pulse.config import Settings, get_settings
 from pulse.encoder import Encoder
+from pulse.locations import wire
+from pulse.locations.allowance import allowance
 from pulse.middleware.beat import Beat
 from pulse.middleware.database import Database
 from pulse.middleware.dead_letters import DeadLetters
@@ -32,7 +34,7 @@ from pulse.middleware.recycling import Recycling
 from pulse.middleware.retries import Retries
 from pulse.middleware.time_limit import TimeLimit
 from pulse.middleware.watchdog import Watchdog
-from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, URGENT, amqp_url, arguments, queue_names, routed, xq
+from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, URGENT, amqp_url, arguments, dq, queue_names, routed, xq
 from pulse.telemetry.middleware import Telemetry
 
 __all__ = ["QUEUES", "PulseBroker", "build_broker", "setup_broker"]
@@ -46,9 +48,12 @@ class PulseConsumer(_RabbitmqConsumer):
 
     A message that came through the exchange of locations' results (`pulse.locations.RESULTS`)
     was published by a location's worker, whose RabbitMQ user may publish there only with its own
-    name as routing key: it is let through only if it is a batch of results of that location, and
-    otherwise dead-lettered with a warning (a location's user cannot make central workers run any
-    other actor, nor record results as another location).
+    name as routing key, and is trusted with nothing else: before dramatiq decodes it, it is
+    rebuilt from its actor and validated arguments alone (`pulse.locations.wire.results_message`:
+    its options, such as an ``eta`` or retries, are not taken), and counted against the
+    location's allowance (`pulse.locations.allowance`). Anything else, or past the allowance, is
+    acked and dropped with one warning line, not run: a location's user cannot make central
+    workers run any other actor, hold a message, nor record results as another location.
 
     A paused consumer cancels its subscription: RabbitMQ takes back at once what it had sent but
     dramatiq had not taken, and sends nothing more. The connection stays open and keeps being
@@ -74,23 +79,31 @@ class PulseConsumer(_RabbitmqConsumer):
         if message is None:
             return None
         message.connection = self.connection
-        if self.method.exchange == locations.RESULTS and not _from(message, self.method.routing_key):
-            logger.warning(
-                "A message through %s with routing key %r is not that location's results (actor %r): "
-                "dead-lettered, not run.",
-                locations.RESULTS,
-                self.method.routing_key,
-                message.actor_name,
-            )
-            self.nack(message)
-            return None
         return message
 
     def _noting(self, frames: Iterator[Any]) -> Iterator[Any]:
-        """The frames of the subscription, each one's method (exchange, routing key) kept in `method`."""
-        for frame in frames:
-            self.method = frame[0]
-            yield frame
+        """The frames of the subscription, a location's results rebuilt (`_rebuilt`) and what is
+        not one dropped."""
+        for method, properties, body in frames:
+            if method is not None and method.exchange == locations.RESULTS:
+                body = self._rebuilt(method.routing_key, body)
+                if body is None:
+                    self.channel.basic_ack(method.delivery_tag)
+                    continue
+            yield method, properties, body
+
+    def _rebuilt(self, location: str, body: bytes) -> bytes | None:
+        """The body of the message recording ``location``'s results, or None to drop it."""
+        try:
+            message = wire.results_message(location, body)
+        except wire.RefusedError as e:
+            logger.warning(
+                "A message through %s from location %r dropped, not run: %s.", locations.RESULTS, location[:40], e
+            )
+            return None
+        if not allowance().admit(location, len(message.args[2])):
+            return None  # told once a minute
+        return message.encode()
 
     def _paused(self) -> None:
         if self.iterator is not None:
@@ -103,11 +116,6 @@ class PulseConsumer(_RabbitmqConsumer):
                 self.queue_name.removesuffix(URGENT),
             )
         self.connection.process_data_events(time_limit=self.timeout)  # acks of those in flight, heartbeats
-
-
-def _from(message: Any, location: str) -> bool:
-    """The message is a batch of results of ``location``."""
-    return message.actor_name == locations.RESULTS_ACTOR and bool(message.args) and message.args[0] == location
 
 
 class PulseBroker(RabbitmqBroker):
@@ -137,6 +145,21 @@ class PulseBroker(RabbitmqBroker):
 
     def enqueue(self, message: dramatiq.Message, *, delay: int | None = None) -> dramatiq.Message:
         return super().enqueue(routed(message, self.queue_type), delay=delay)
+
+
+class LocationBroker(PulseBroker):
+    """A location's broker: its consumer only checks that its queues exist (a passive declare, for
+    which RabbitMQ asks no permission), since its user may configure nothing
+    (`pulse.locations.permissions`): the central workers made them, with the dead-letter routing."""
+
+    def _declare_queue(self, queue_name: str) -> Any:
+        return self.channel.queue_declare(queue_name, passive=True)
+
+    def _declare_dq_queue(self, queue_name: str) -> Any:
+        return self.channel.queue_declare(dq(queue_name), passive=True)
+
+    def _declare_xq_queue(self, queue_name: str) -> Any:
+        return self.channel.queue_declare(xq(queue_name), passive=True)
 
 
 def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
@@ -203,7 +226,7 @@ def build_broker(settings: Settings) -> dramatiq.Broker:
     if settings.broker_url.startswith("stub:"):
         broker = StubBroker(middleware=middleware)
     else:
-        broker = PulseBroker(
+        broker = (LocationBroker if settings.location else PulseBroker)(
             queue_type=settings.queue_type,
             url=[amqp_url(url) for url in settings.broker_urls],
             confirm_delivery=True,

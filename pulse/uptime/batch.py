@@ -6,7 +6,9 @@ first use in the worker process), and their results are written in one transacti
 them in one statement), so RabbitMQ, dramatiq and PostgreSQL's round trips and commit are paid
 once a batch, not once a check. Each check is still recorded once per component and slot: a
 redelivered batch checks only the slots it finds unrecorded. Components checked from locations
-are sent to them instead (`pulse.locations.dispatch`).
+are sent to them instead (`pulse.locations.dispatch`), while the checks made here are under way:
+whatever becomes of that, the checks made here are recorded first, and only then is a failure to
+send raised (the message retried: the recorded slots are not checked again).
 """
 
 from __future__ import annotations
@@ -15,14 +17,13 @@ import functools
 import logging
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Protocol
 
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.db import db
-from pulse.errors import PermanentError
 from pulse.locations import dispatch
 from pulse.models import utcnow
 from pulse.net import AddressPolicy
@@ -51,17 +52,14 @@ def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
     if len(due) == 1:
         pulse_logging.bind(organizationId=due[0][0].component.organization_id)
     located = [(loaded, slot) for loaded, slot in due if loaded.locations]
-    problem = None
+    due = [(loaded, slot) for loaded, slot in due if not loaded.locations]
+    results = start_all(due) if located else None  # under way while the locations' batches go
     try:
         dispatch.send(located)  # checked from their locations, whose results come back later
-    except PermanentError as e:
-        problem = e  # raised once the checks made here are recorded
-    due = [(loaded, slot) for loaded, slot in due if not loaded.locations]
-    results = run_all(due)
-    with db.atomic():  # one commit for the batch
-        written = record.record_all([(*check, result) for check, result in zip(due, results, strict=True)])
-    if problem is not None:
-        raise problem
+    finally:  # whatever became of that, the checks made here are recorded before it is raised
+        found = [future.result() for future in results] if results is not None else run_all(due)
+        with db.atomic():  # one commit for the batch
+            written = record.record_all([(*check, result) for check, result in zip(due, found, strict=True)])
     return written
 
 
@@ -73,19 +71,22 @@ def run_all(due: Sequence[tuple[Runs, datetime]]) -> list[CheckResult]:
     """Each (check, slot)'s result, each check started at its slot, or at once if that passed: the
     scheduler sends a batch ahead of its slots (`schedules/uptime.py`), so that gathering checks
     into one message makes none of them late. In this thread for one, on the request pool for several."""
-    if not due:
-        return []
-    policy, latest = _policy(), time.monotonic() + AHEAD_MAX_S
     if len(due) == 1:
         runs, slot = due[0]
-        _wait_for(slot, latest)
-        return [runs.run(policy)]
+        _wait_for(slot, time.monotonic() + AHEAD_MAX_S)
+        return [runs.run(_policy())]
+    return [future.result() for future in start_all(due)]
+
+
+def start_all(due: Sequence[tuple[Runs, datetime]]) -> list[Future[CheckResult]]:
+    """Start each (check, slot) on the request pool at its slot (as `run_all`); their futures, in order."""
+    policy, latest = _policy(), time.monotonic() + AHEAD_MAX_S
     futures = {}
     for n in sorted(range(len(due)), key=lambda n: due[n][1]):
         runs, slot = due[n]
         _wait_for(slot, latest)
         futures[n] = _requests().submit(runs.run, policy)
-    return [futures[n].result() for n in range(len(due))]
+    return [futures[n] for n in range(len(due))]
 
 
 def _wait_for(slot: datetime, latest: float) -> None:

@@ -52,7 +52,7 @@ def test_a_location_whose_canaries_are_all_silent_says_so_once(caplog):
 def batch_for(target, settings):
     stored = Stored("GET", target.url("/missing"), {}, False, None, 2.0, None)
     check = wire.Check(1, utcnow().replace(microsecond=0), "http", stored, ["[STATUS] == 200"])
-    return wire.seal([check], settings.location_key)
+    return wire.seal(wire.Batch(wire.nonce(), [check]), settings.location_key)
 
 
 @pytest.mark.parametrize(("answering", "abstained"), [(True, False), (False, True)])
@@ -65,6 +65,6 @@ def test_a_failed_check_abstains_only_when_no_canary_answers(target, listening, 
         location_canaries=listening if answering else closed(),
     )
 
-    [result] = here.check(batch_for(target, settings), settings)
+    _, [result] = here.check(batch_for(target, settings), settings)
 
     assert (result.seen, result.abstained) == (MAJOR_OUTAGE, abstained)

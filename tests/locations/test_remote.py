@@ -6,6 +6,8 @@ traffic and the location's."""
 import shlex
 from datetime import timedelta
 
+import pika
+import pika.exceptions
 import pytest
 
 from pulse.components.status import OPERATIONAL
@@ -74,3 +76,24 @@ def test_a_remote_location_checks_over_tls_with_its_own_permissions_only(node, w
     assert len(target.received) == 1
     for output in (central.output, eu.output):
         assert "ACCESS_REFUSED" not in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        lambda channel: channel.queue_delete("uptime.eu"),
+        lambda channel: channel.queue_declare(
+            "uptime.eu", durable=True, arguments={"x-max-length": 0, "x-overflow": "reject-publish"}
+        ),
+        lambda channel: channel.queue_declare("uptime.us", durable=True),
+    ],
+    ids=["delete its queue", "declare it again, refusing every message", "declare another queue"],
+)
+def test_a_locations_user_may_configure_nothing(node, attempt):
+    node, _ = node
+    connection = pika.BlockingConnection(pika.URLParameters(node.url("pulse-eu", PASSWORD)))
+    try:
+        with pytest.raises(pika.exceptions.ChannelClosedByBroker, match="ACCESS_REFUSED"):
+            attempt(connection.channel())
+    finally:
+        connection.close()

@@ -12,6 +12,7 @@ from pulse.db import db
 from pulse.errors import PermanentError
 from pulse.locations import dispatch, here, verdict, wire
 from pulse.locations import gauges as location_gauges  # noqa: F401 - registers the gauges FromDatabase reads
+from pulse.locations.allowance import allowance
 from pulse.models import Component, Event, Incident, UptimeCheck, utcnow
 from pulse.telemetry.gauges import FromDatabase
 from pulse.uptime import batch
@@ -30,15 +31,30 @@ def slot_now():
     return utcnow().replace(microsecond=0)
 
 
-def sent(broker):
-    """The batches sent to each location's queue: location -> checks."""
+def batches(broker):
+    """The batches sent to each location's queue, opened: location -> [batch]."""
     found = {}
     for message, _ in broker.enqueued:
         if message.queue_name.startswith("uptime."):
             location = message.queue_name.removeprefix("uptime.")
             key = wire.key(get_settings().locations_secret, location)
-            found.setdefault(location, []).extend(wire.unseal(message.args[0], key))
+            found.setdefault(location, []).append(wire.unseal(message.args[0], key))
     return found
+
+
+def sent(broker):
+    """The checks sent to each location's queue: location -> checks."""
+    return {location: [c for b in found for c in b.checks] for location, found in batches(broker).items()}
+
+
+def answer(broker, location, *results):
+    """``location`` sends ``results``, naming the batch that sent it the first one's slot."""
+    [nonce] = [
+        b.nonce
+        for b in batches(broker).get(location, [])
+        if any((c.component_id, c.slot) == (results[0].component_id, results[0].slot) for c in b.checks)
+    ] or [wire.nonce()]  # a slot never sent to it
+    verdict.record_results(location, nonce, list(results))
 
 
 def result(component, slot, seen, *, abstained=False, ms=20):
@@ -81,11 +97,11 @@ def test_a_location_checks_what_it_is_sent_and_its_result_counts(located, target
     eu = dataclasses.replace(get_settings(), location="eu", location_key=key)
     [message] = [m for m, _ in broker.enqueued if m.queue_name == "uptime.eu"]
 
-    [found] = here.check(message.args[0], eu)
+    nonce, [found] = here.check(message.args[0], eu)
 
     assert (found.component_id, found.slot, found.seen, found.status_code) == (located.id, slot, OPERATIONAL, 200)
     assert len(target.received) == 1
-    verdict.record_results("eu", [found])
+    verdict.record_results("eu", nonce, [found])
     assert location_rows(located) == {"eu": (OPERATIONAL, False, None)}
 
 
@@ -93,14 +109,14 @@ def test_two_locations_up_decide_at_once_and_the_third_is_recorded_when_it_comes
     slot = slot_now()
     batch.check_all([(located.id, slot)])
 
-    verdict.record_results("eu", [result(located, slot, OPERATIONAL)])
+    answer(broker, "eu", result(located, slot, OPERATIONAL))
     assert UptimeCheck.select().count() == 0  # one vote of the two needed
-    verdict.record_results("us", [result(located, slot, OPERATIONAL, ms=40)])
+    answer(broker, "us", result(located, slot, OPERATIONAL, ms=40))
     [check] = UptimeCheck.select()
     assert (check.scheduled_at, check.outcome, check.success, check.response_time_ms) == (slot, OPERATIONAL, True, 30)
     assert waiting()  # asia has not answered: the sweep will record it absent
 
-    verdict.record_results("asia", [result(located, slot, MAJOR_OUTAGE)])
+    answer(broker, "asia", result(located, slot, MAJOR_OUTAGE))
     assert UptimeCheck.select().count() == 1  # the verdict was taken once
     assert location_rows(located)["asia"] == (MAJOR_OUTAGE, False, "connection refused")
     assert Component.get_by_id(located.id).status == OPERATIONAL
@@ -111,7 +127,7 @@ def test_one_location_failing_changes_nothing(located, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
     for location, seen in (("eu", MAJOR_OUTAGE), ("us", OPERATIONAL), ("asia", OPERATIONAL)):
-        verdict.record_results(location, [result(located, slot, seen)])
+        answer(broker, location, result(located, slot, seen))
 
     assert Component.get_by_id(located.id).status == OPERATIONAL
     assert Incident.select().count() == 0
@@ -121,10 +137,10 @@ def test_one_location_failing_changes_nothing(located, broker):
 def test_two_locations_failing_make_one_outage_and_one_incident(located, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    verdict.record_results("eu", [result(located, slot, MAJOR_OUTAGE)])
-    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE)])
-    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE)])  # redelivered
-    verdict.record_results("asia", [result(located, slot, OPERATIONAL)])
+    answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
+    answer(broker, "us", result(located, slot, MAJOR_OUTAGE))
+    answer(broker, "us", result(located, slot, MAJOR_OUTAGE))  # redelivered
+    answer(broker, "asia", result(located, slot, OPERATIONAL))
 
     [check] = UptimeCheck.select()
     assert check.outcome == MAJOR_OUTAGE
@@ -137,9 +153,9 @@ def test_two_locations_failing_make_one_outage_and_one_incident(located, broker)
 def test_abstaining_locations_do_not_vote(located, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    verdict.record_results("eu", [result(located, slot, MAJOR_OUTAGE, abstained=True)])
-    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE, abstained=True)])
-    verdict.record_results("asia", [result(located, slot, MAJOR_OUTAGE)])
+    answer(broker, "eu", result(located, slot, MAJOR_OUTAGE, abstained=True))
+    answer(broker, "us", result(located, slot, MAJOR_OUTAGE, abstained=True))
+    answer(broker, "asia", result(located, slot, MAJOR_OUTAGE))
 
     assert UptimeCheck.select().count() == 0  # one vote: no verdict
     assert Component.get_by_id(located.id).status == OPERATIONAL
@@ -149,7 +165,7 @@ def test_abstaining_locations_do_not_vote(located, broker):
 def test_when_the_slots_time_is_up_the_silent_locations_are_recorded_absent(located, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    verdict.record_results("eu", [result(located, slot, MAJOR_OUTAGE)])
+    answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
     by = slot + dispatch.GRACE + timedelta(seconds=2)  # its timeout (2 s) and the grace
 
     with db.atomic():
@@ -163,16 +179,16 @@ def test_when_the_slots_time_is_up_the_silent_locations_are_recorded_absent(loca
     assert UptimeCheck.select().count() == 0  # one vote of the two needed: no verdict
     assert Component.get_by_id(located.id).status == OPERATIONAL
 
-    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE)])  # late: recorded, decides nothing
-    assert location_rows(located)["us"] == (MAJOR_OUTAGE, False, "connection refused")
+    answer(broker, "us", result(located, slot, MAJOR_OUTAGE))  # late: the slot waits for it no more
+    assert location_rows(located)["us"] == absent
     assert UptimeCheck.select().count() == 0
 
 
 def test_a_verdict_decided_early_is_not_taken_again_when_the_time_is_up(located, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    verdict.record_results("eu", [result(located, slot, MAJOR_OUTAGE)])
-    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE)])
+    answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
+    answer(broker, "us", result(located, slot, MAJOR_OUTAGE))
 
     with db.atomic():
         [(key, _)] = verdict.claim(slot + timedelta(minutes=1))
@@ -186,8 +202,8 @@ def test_a_verdict_decided_early_is_not_taken_again_when_the_time_is_up(located,
 def test_a_location_not_listed_is_not_counted(located, broker):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    verdict.record_results("mars", [result(located, slot, MAJOR_OUTAGE)])
-    verdict.record_results("eu", [result(located, slot, MAJOR_OUTAGE)])
+    answer(broker, "mars", result(located, slot, MAJOR_OUTAGE))
+    answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
 
     assert sorted(location_rows(located)) == ["eu"]
     assert UptimeCheck.select().count() == 0
@@ -208,11 +224,11 @@ def test_without_the_secret_the_slots_are_not_sent_and_the_checks_made_here_are_
 
 
 def test_pulse_status_shows_each_locations_latest_answer_and_latency(located, broker):
-    first = slot_now() - timedelta(seconds=30)
-    for slot, ms in ((first, 10), (first + timedelta(seconds=30), 25)):
+    first = slot_now()
+    for slot, ms in ((first, 10), (first + timedelta(seconds=1), 25)):
         batch.check_all([(located.id, slot)])
-        verdict.record_results("eu", [result(located, slot, OPERATIONAL, ms=ms)])
-    verdict.record_results("us", [result(located, first, MAJOR_OUTAGE, ms=900)])
+        answer(broker, "eu", result(located, slot, OPERATIONAL, ms=ms))
+    answer(broker, "us", result(located, first, MAJOR_OUTAGE, ms=900))
 
     [row] = overview()
     assert sorted(row["locations"]) == ["eu", "us"]  # asia has not answered yet
@@ -229,8 +245,8 @@ def test_pulse_status_shows_each_locations_latest_answer_and_latency(located, br
 def test_the_gauges_tell_a_silent_location_and_one_that_abstains(located, broker, settings):
     slot = slot_now()
     batch.check_all([(located.id, slot)])
-    verdict.record_results("eu", [result(located, slot, OPERATIONAL)])
-    verdict.record_results("us", [result(located, slot, MAJOR_OUTAGE, abstained=True)])
+    answer(broker, "eu", result(located, slot, OPERATIONAL))
+    answer(broker, "us", result(located, slot, MAJOR_OUTAGE, abstained=True))
 
     def gauges():
         found = {family.name: family for family in FromDatabase(settings).collect()}
@@ -244,8 +260,46 @@ def test_the_gauges_tell_a_silent_location_and_one_that_abstains(located, broker
     assert now["location_abstaining"] == {"eu": 0, "us": 1, "asia": 0}
     assert sorted(now["location_last_result_timestamp_seconds"]) == ["eu", "us"]
 
-    verdict.record_results("us", [result(located, slot + timedelta(seconds=30), OPERATIONAL)])
+    later_slot = slot + timedelta(seconds=1)
+    batch.check_all([(located.id, later_slot)])
+    answer(broker, "us", result(located, later_slot, OPERATIONAL))
     db.execute_sql("UPDATE location SET last_result_at = last_result_at - interval '61 seconds' WHERE name = 'eu'")
     later = gauges()
     assert later["location_abstaining"]["us"] == 0
     assert later["location_silent"]["eu"] == 1  # its component's interval (30 s) and the grace (30 s) went by
+
+
+def test_a_result_counts_only_for_a_slot_its_batch_sent_it(located, broker, monkeypatch):
+    unsent = []
+    monkeypatch.setattr(allowance(), "unsent", lambda location, n: unsent.append((location, n)))
+    slot = slot_now()
+    batch.check_all([(located.id, slot)])
+    [eu_batch] = batches(broker)["eu"]
+    [us_batch] = batches(broker)["us"]
+    ahead = [slot + timedelta(seconds=30 * n) for n in (1, 2880)] + [slot.replace(year=2999)]
+
+    verdict.record_results("eu", eu_batch.nonce, [result(located, s, MAJOR_OUTAGE) for s in ahead])  # never sent
+    verdict.record_results("eu", us_batch.nonce, [result(located, slot, MAJOR_OUTAGE)])  # us's batch
+    verdict.record_results("eu", wire.nonce(), [result(located, slot, MAJOR_OUTAGE)])  # no batch
+    assert location_rows(located) == {}
+    db.execute_sql("DELETE FROM location WHERE name = 'eu'")  # not heard of yet: nothing it sent counted
+
+    verdict.record_results("eu", eu_batch.nonce, [result(located, slot, OPERATIONAL)])  # its honest result
+    verdict.record_results("eu", eu_batch.nonce, [result(located, slot, MAJOR_OUTAGE)])  # and another
+
+    assert location_rows(located) == {"eu": (OPERATIONAL, False, None)}  # the first that counts
+    assert unsent == [("eu", 3), ("eu", 1), ("eu", 1), ("eu", 0), ("eu", 1)]
+    assert db.execute_sql("SELECT name FROM location").fetchall() == [("eu",)]
+
+
+def test_the_record_of_what_was_sent_goes_with_the_slot(located, broker):
+    slot = slot_now()
+    batch.check_all([(located.id, slot)])
+    sent_rows = "SELECT location FROM location_sent ORDER BY location"
+    assert [name for (name,) in db.execute_sql(sent_rows).fetchall()] == sorted(LOCATIONS)
+
+    with db.atomic():
+        [(key, _)] = verdict.claim(slot + timedelta(minutes=1))
+    verdict.decide([key])
+
+    assert db.execute_sql(sent_rows).fetchall() == []

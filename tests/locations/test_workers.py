@@ -4,7 +4,6 @@ its own `dramatiq pulse.actors` process, over the real RabbitMQ."""
 import json
 from datetime import timedelta
 
-import dramatiq
 import pika
 import pytest
 
@@ -56,29 +55,84 @@ def test_each_location_checks_the_slot_and_the_central_worker_takes_the_verdict(
     assert len(target.received) == 3  # one request from each location
 
 
-def test_a_location_is_held_to_its_own_results(central, workers, make_component, target, rabbit):
-    slot = (utcnow() + timedelta(hours=1)).replace(microsecond=0)
-    component = make_component(target, locations=LOCATIONS, next_check_at=slot)
-    forged = [
-        ("eu", "location_results", ["us", [[component.id, slot.isoformat(), slot.isoformat(), "MAJOR_OUTAGE",
-                                              "forged", 1, None, False]]]),
-        ("eu", "check", [component.id, slot.isoformat()]),  # another actor
-    ]  # fmt: skip
-    connection = pika.BlockingConnection(parameters(rabbit))
+def publish_as_location(settings, *messages):
+    """Publish (routing key, dramatiq message fields) to the results exchange, as a location's worker does."""
+    connection = pika.BlockingConnection(parameters(settings))
     try:
         channel = connection.channel()
-        for routing_key, actor, args in forged:
-            message = dramatiq.Message(queue_name="uptime", actor_name=actor, args=tuple(args), kwargs={}, options={})
-            channel.basic_publish(RESULTS, routing_key, message.encode(), pika.BasicProperties(delivery_mode=2))
+        for routing_key, fields in messages:
+            body = {"queue_name": "uptime", "kwargs": {}, "options": {}, "message_id": "x", "message_timestamp": 0}
+            channel.basic_publish(
+                RESULTS, routing_key, json.dumps(body | fields), pika.BasicProperties(delivery_mode=2)
+            )
     finally:
         connection.close()
 
-    dead = wait_for(lambda: (n := admin.ready_counts(rabbit, [xq("uptime")])[xq("uptime")]) and n >= 2 and n, "both")
-    assert dead == 2
-    assert rows() == [] and UptimeCheck.select().count() == 0 and target.received == []
-    said = "is not that location's results"
+
+def test_a_location_is_held_to_its_own_results(central, workers, make_component, target, rabbit):
+    slot = (utcnow() + timedelta(hours=1)).replace(microsecond=0)
+    component = make_component(target, locations=LOCATIONS, next_check_at=slot)
+    forged = [[component.id, slot.isoformat(), slot.isoformat(), "MAJOR_OUTAGE", "forged", 1, None, False]]
+    nonce = wire.nonce()
+    publish_as_location(
+        rabbit,
+        ("eu", {"actor_name": "location_results", "args": ["us", nonce, forged]}),  # as another location
+        ("eu", {"actor_name": "check", "args": [component.id, slot.isoformat()]}),  # another actor
+        ("eu", {"actor_name": "location_results", "args": ["eu", nonce, forged], "options": {"eta": 2**53}}),
+    )
+
+    said = "from location 'eu' dropped, not run"
     warnings = wait_for(lambda: (found := [x for x in central.output.splitlines() if said in x]) and found, said)
     assert [json.loads(line)["level"] for line in warnings] == ["warning", "warning"]
+    assert "its results are not this location's" in warnings[0] and "not a message for location_results" in warnings[1]
+    wait_for(lambda: admin.ready_counts(rabbit, ["uptime"])["uptime"] == 0, "the uptime queue empty")
+    assert admin.ready_counts(rabbit, [xq("uptime")])[xq("uptime")] == 0  # dropped, not dead-lettered
+    assert rows() == [] and UptimeCheck.select().count() == 0 and target.received == []  # its slot was not sent
+
+
+def test_a_locations_options_are_not_taken(central, workers, make_component, target, rabbit):
+    """A far-future eta would hold the message in the central worker (unacked, its prefetch taken)."""
+    eu = location(workers, "eu")
+    slot = (utcnow() + timedelta(seconds=2)).replace(microsecond=0)
+    component = make_component(target, locations=["eu", "us"], interval_seconds=3600, next_check_at=slot)
+    [(nonce,)] = wait_for(
+        lambda: db.execute_sql("SELECT nonce::text FROM location_sent WHERE location = 'us'").fetchall(), "us's batch"
+    )
+    vote = [component.id, slot.isoformat(), slot.isoformat(), "OPERATIONAL", None, 5, 200, False]
+    options = {"eta": 32503680000000, "max_retries": 10**9, "min_backoff": 1}
+
+    publish_as_location(
+        rabbit, ("us", {"actor_name": "location_results", "args": ["us", nonce, [vote]], "options": options})
+    )
+
+    [check] = wait_for(lambda: list(UptimeCheck.select()), "the verdict of eu and us", timeout=30)
+    assert check.outcome == OPERATIONAL
+    assert sorted(name for name, _, _ in rows()) == ["eu", "us"]
+    assert "Traceback" not in central.output and "Traceback" not in eu.output
+
+
+def test_a_location_whose_queue_refuses_its_batch_holds_up_no_one(central, workers, make_component, target, rabbit):
+    """Its queue declared again (as its user could once) to refuse every message: the central
+    worker's declare of it fails, and so would its publish; the other location and the check made
+    here go on."""
+    with channel(rabbit) as ch:
+        ch.queue_delete("uptime.eu")
+        ch.queue_declare("uptime.eu", durable=True, arguments={"x-max-length": 0, "x-overflow": "reject-publish"})
+    location(workers, "us")
+    slot = (utcnow() + timedelta(seconds=2)).replace(microsecond=0)
+    both = make_component(
+        target, key="both", locations=["eu", "us"], quorum=1, interval_seconds=3600, next_check_at=slot
+    )
+    here = make_component(target, key="here", interval_seconds=3600, next_check_at=slot)
+
+    verdicts = wait_for(lambda: UptimeCheck.select().count() == 2 and list(UptimeCheck.select()), "both verdicts")
+
+    assert sorted((c.component_id, c.outcome) for c in verdicts) == [(both.id, OPERATIONAL), (here.id, OPERATIONAL)]
+    assert [(name, seen) for name, seen, _ in rows() if seen is not None] == [("us", OPERATIONAL)]  # eu: absent
+    said = "Location eu: RabbitMQ refused its batch of 1 checks"
+    [line] = wait_for(lambda: [x for x in central.output.splitlines() if said in x], said)
+    assert json.loads(line)["level"] == "warning"
+    assert "Traceback" not in central.output
 
 
 def test_a_location_started_before_its_queue_exists_waits_for_it(workers, rabbit):

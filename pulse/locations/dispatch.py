@@ -146,6 +146,8 @@ def _publish(location: str, sealed: str, expires_ms: int) -> None:
     finally:
         if channel.is_closed:  # RabbitMQ closed it: the next location's batch goes on a new one
             del broker.channel
+            with _lock:  # whose id a new channel may take
+                _declared.difference_update({known for known in _declared if known[0] == id(channel)})
 
 
 _declared: set[tuple[int, str]] = set()

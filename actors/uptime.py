@@ -13,6 +13,7 @@ from pulse import events
 from pulse import logging as pulse_logging
 from pulse.heartbeats import apply as monitors
 from pulse.locations import RESULTS_ACTOR, verdict
+from pulse.locations import gate as location_gate  # noqa: F401 - lets the results of locations in
 from pulse.locations.wire import Result
 from pulse.recurring.grid import parse_batch, parse_slot
 from pulse.uptime import batch as checking
@@ -37,8 +38,8 @@ def checks(batch: list[list]) -> None:
 @dramatiq.actor(actor_name=RESULTS_ACTOR, queue_name="uptime", time_limit=60_000, max_retries=3)
 def location_results(location: str, nonce: str, results: list) -> None:
     """Record what ``location`` found of each slot its batch ``nonce`` sent it and take the
-    verdicts it decides. The consumer rebuilt the message from what the location sent, its
-    results validated (`pulse.rabbitmq.broker.PulseConsumer`)."""
+    verdicts it decides. The message was rebuilt from what the location sent, its results
+    validated (`pulse.locations.gate`)."""
     pulse_logging.bind(location=location)
     events.publish(verdict.record_results(location, nonce, [Result.of_json(r) for r in results]))
 

@@ -7,7 +7,7 @@ quorum queues and urgent messages ahead of routine ones, and Pulse's middleware.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import dramatiq
@@ -18,11 +18,9 @@ from dramatiq.errors import ConnectionClosed
 from dramatiq.middleware import CurrentMessage
 from periodiq import PeriodiqMiddleware
 
-from pulse import exporter, locations, pause
+from pulse import exporter, pause
 from pulse.config import Settings, get_settings
 from pulse.encoder import Encoder
-from pulse.locations import wire
-from pulse.locations.allowance import allowance
 from pulse.middleware.beat import Beat
 from pulse.middleware.database import Database
 from pulse.middleware.dead_letters import DeadLetters
@@ -46,14 +44,11 @@ class PulseConsumer(_RabbitmqConsumer):
     """dramatiq's RabbitMQ consumer, marking each message with the connection it came on (for
     `pulse.middleware.orphans.Orphans`), and taking none while its queue is paused (`pulse.pause`).
 
-    A message that came through the exchange of locations' results (`pulse.locations.RESULTS`)
-    was published by a location's worker, whose RabbitMQ user may publish there only with its own
-    name as routing key, and is trusted with nothing else: before dramatiq decodes it, it is
-    rebuilt from its actor and validated arguments alone (`pulse.locations.wire.results_message`:
-    its options, such as an ``eta`` or retries, are not taken), and counted against the
-    location's allowance (`pulse.locations.allowance`). Anything else, or past the allowance, is
-    acked and dropped with one warning line, not run: a location's user cannot make central
-    workers run any other actor, hold a message, nor record results as another location.
+    A message that came through a named exchange (not the default one, through which Pulse sends
+    all its own) was published by someone else, such as a location's worker: before dramatiq
+    decodes it, it goes through the gate its exchange's domain registered (`gate`), which returns
+    the body to run, or None to drop it (acked, not run: the gate says why). What comes through
+    an exchange without a gate is dropped with a warning line.
 
     A paused consumer cancels its subscription: RabbitMQ takes back at once what it had sent but
     dramatiq had not taken, and sends nothing more. The connection stays open and keeps being
@@ -82,28 +77,15 @@ class PulseConsumer(_RabbitmqConsumer):
         return message
 
     def _noting(self, frames: Iterator[Any]) -> Iterator[Any]:
-        """The frames of the subscription, a location's results rebuilt (`_rebuilt`) and what is
-        not one dropped."""
+        """The frames of the subscription, each that came through a named exchange through its
+        gate (`GATES`), and those it drops left out."""
         for method, properties, body in frames:
-            if method is not None and method.exchange == locations.RESULTS:
-                body = self._rebuilt(method.routing_key, body)
+            if method is not None and method.exchange:
+                body = _through(method.exchange, method.routing_key, body)
                 if body is None:
                     self.channel.basic_ack(method.delivery_tag)
                     continue
             yield method, properties, body
-
-    def _rebuilt(self, location: str, body: bytes) -> bytes | None:
-        """The body of the message recording ``location``'s results, or None to drop it."""
-        try:
-            message = wire.results_message(location, body)
-        except wire.RefusedError as e:
-            logger.warning(
-                "A message through %s from location %r dropped, not run: %s.", locations.RESULTS, location[:40], e
-            )
-            return None
-        if not allowance().admit(location, len(message.args[2])):
-            return None  # told once a minute
-        return message.encode()
 
     def _paused(self) -> None:
         if self.iterator is not None:
@@ -116,6 +98,31 @@ class PulseConsumer(_RabbitmqConsumer):
                 self.queue_name.removesuffix(URGENT),
             )
         self.connection.process_data_events(time_limit=self.timeout)  # acks of those in flight, heartbeats
+
+
+Gate = Callable[[str, bytes], "bytes | None"]
+
+#: The gate of each named exchange a message may come through: ``gate(routing_key, body)``, the
+#: body to run, or None to drop it. Registered by the domain that owns the exchange (`gate`).
+GATES: dict[str, Gate] = {}
+
+
+def gate(exchange: str) -> Callable[[Gate], Gate]:
+    """Register the decorated function as the gate of ``exchange`` (`PulseConsumer`)."""
+
+    def register(function: Gate) -> Gate:
+        GATES[exchange] = function
+        return function
+
+    return register
+
+
+def _through(exchange: str, routing_key: str, body: bytes) -> bytes | None:
+    """``body`` as the gate of ``exchange`` lets it in, or None."""
+    if exchange not in GATES:
+        logger.warning("A message through the exchange %r, which has no gate, dropped, not run.", exchange[:60])
+        return None
+    return GATES[exchange](routing_key, body)
 
 
 class PulseBroker(RabbitmqBroker):

@@ -4,6 +4,7 @@ its own `dramatiq pulse.actors` process, over the real RabbitMQ."""
 import json
 from datetime import timedelta
 
+import dramatiq
 import pika
 import pytest
 
@@ -88,6 +89,22 @@ def test_a_location_is_held_to_its_own_results(central, workers, make_component,
     wait_for(lambda: admin.ready_counts(rabbit, ["uptime"])["uptime"] == 0, "the uptime queue empty")
     assert admin.ready_counts(rabbit, [xq("uptime")])[xq("uptime")] == 0  # dropped, not dead-lettered
     assert rows() == [] and UptimeCheck.select().count() == 0 and target.received == []  # its slot was not sent
+
+
+def test_what_comes_through_an_exchange_without_a_gate_is_not_run(central, make_component, target, rabbit):
+    slot = (utcnow() + timedelta(hours=1)).replace(microsecond=0)
+    component = make_component(target, next_check_at=slot)
+    with channel(rabbit) as ch:
+        ch.exchange_declare("elsewhere", "fanout", auto_delete=True)
+        ch.queue_bind("uptime", "elsewhere")
+        check = dramatiq.Message("uptime", "check", (component.id, slot.isoformat()), {}, {})
+        ch.basic_publish("elsewhere", "", check.encode())
+
+    said = "A message through the exchange 'elsewhere', which has no gate, dropped, not run."
+    [line] = wait_for(lambda: [x for x in central.output.splitlines() if said in x], said)
+    assert json.loads(line)["level"] == "warning"
+    assert admin.ready_counts(rabbit, [xq("uptime")])[xq("uptime")] == 0
+    assert UptimeCheck.select().count() == 0 and target.received == []  # not run
 
 
 def test_a_locations_options_are_not_taken(central, workers, make_component, target, rabbit):

@@ -128,25 +128,32 @@ def test_a_locations_options_are_not_taken(central, workers, make_component, tar
     assert "Traceback" not in central.output and "Traceback" not in eu.output
 
 
-def test_a_location_whose_queue_refuses_its_batch_holds_up_no_one(central, workers, make_component, target, rabbit):
-    """Its queue declared again (as its user could once) to refuse every message: the central
-    worker's declare of it fails, and so would its publish; the other location and the check made
-    here go on."""
+@pytest.fixture
+def refusing(rabbit):
+    """The location ``full``, its queue declared (as its user could once) to refuse every message;
+    the queue deleted afterwards."""
     with channel(rabbit) as ch:
-        ch.queue_delete("uptime.eu")
-        ch.queue_declare("uptime.eu", durable=True, arguments={"x-max-length": 0, "x-overflow": "reject-publish"})
+        ch.queue_declare("uptime.full", durable=True, arguments={"x-max-length": 0, "x-overflow": "reject-publish"})
+    yield "full"
+    with channel(rabbit) as ch:
+        ch.queue_delete("uptime.full")
+
+
+def test_a_location_whose_queue_refuses_its_batch_holds_up_no_one(central, workers, make_component, target, refusing):
+    """The central worker's declare of the queue fails, and so would its publish; the other
+    location and the check made here go on."""
     location(workers, "us")
     slot = (utcnow() + timedelta(seconds=2)).replace(microsecond=0)
     both = make_component(
-        target, key="both", locations=["eu", "us"], quorum=1, interval_seconds=3600, next_check_at=slot
+        target, key="both", locations=[refusing, "us"], quorum=1, interval_seconds=3600, next_check_at=slot
     )
     here = make_component(target, key="here", interval_seconds=3600, next_check_at=slot)
 
     verdicts = wait_for(lambda: UptimeCheck.select().count() == 2 and list(UptimeCheck.select()), "both verdicts")
 
     assert sorted((c.component_id, c.outcome) for c in verdicts) == [(both.id, OPERATIONAL), (here.id, OPERATIONAL)]
-    assert [(name, seen) for name, seen, _ in rows() if seen is not None] == [("us", OPERATIONAL)]  # eu: absent
-    said = "Location eu: RabbitMQ refused its batch of 1 checks"
+    assert [(name, seen) for name, seen, _ in rows() if seen is not None] == [("us", OPERATIONAL)]  # full: absent
+    said = "Location full: RabbitMQ refused its batch of 1 checks"
     [line] = wait_for(lambda: [x for x in central.output.splitlines() if said in x], said)
     assert json.loads(line)["level"] == "warning"
     assert "Traceback" not in central.output

@@ -56,6 +56,9 @@ ON CONFLICT (component_id, scheduled_at, location) DO NOTHING
 RETURNING component_id, scheduled_at, abstained
 """
 
+# The slots a batch sent a location.
+BATCH = "SELECT component_id, scheduled_at FROM location_sent WHERE nonce = %(nonce)s AND location = %(location)s"
+
 # The slots of the arrays still waiting for their verdict.
 WAITING = """
 SELECT s.component_id, s.scheduled_at FROM location_slot s
@@ -112,8 +115,15 @@ def record_results(location: str, nonce: str, results: Sequence[Result]) -> list
     """Record the results a location sent for its batch ``nonce`` and take the verdicts they
     decide, in one transaction; returns the ids of the events written, to publish once it
     committed. The results that do not count are counted for the location's summary."""
-    if not results:
-        return []
+    sent = set(db.execute_sql(BATCH, {"nonce": nonce, "location": location}).fetchall())
+    mine = [r for r in results if (r.component_id, r.slot) in sent]  # only their components are locked
+    events, counted = _record(location, nonce, mine) if mine else ([], 0)
+    allowance().unsent(location, len(results) - counted)
+    return events
+
+
+def _record(location: str, nonce: str, results: Sequence[Result]) -> tuple[list[int], int]:
+    """`record_results` for results of slots the batch sent: the events written, and how many counted."""
     slots = sorted({(r.component_id, r.slot) for r in results})
     now = utcnow()
     with db.atomic():
@@ -137,11 +147,10 @@ def record_results(location: str, nonce: str, results: Sequence[Result]) -> list
         counted = sorted({(component_id, slot) for component_id, slot, _ in written})
         waiting = db.execute_sql(WAITING, _arrays(counted)).fetchall() if counted else []
         events = _take([(component_id, slot) for component_id, slot in waiting], final=False)
-    allowance().unsent(location, len(results) - len(written))
     if written:  # its latest word, in a statement of its own once the batch's transaction is over
         abstaining = any(abstained for *_, abstained in written)
         db.execute_sql(HEARD, {"location": location, "now": now, "since": now if abstaining else None})
-    return events
+    return events, len(written)
 
 
 def decide(slots: Sequence[Slot]) -> list[int]:

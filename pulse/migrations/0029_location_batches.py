@@ -10,11 +10,12 @@ STATEMENTS = [
         scheduled_at TIMESTAMPTZ NOT NULL,
         location TEXT NOT NULL,
         nonce UUID NOT NULL,
-        PRIMARY KEY (component_id, scheduled_at, location, nonce),
+        PRIMARY KEY (nonce, location, component_id, scheduled_at),
         FOREIGN KEY (component_id, scheduled_at) REFERENCES location_slot (component_id, scheduled_at)
             ON DELETE CASCADE
     )
     """,
+    "CREATE INDEX location_sent_slot ON location_sent (component_id, scheduled_at)",
 ]
 
 

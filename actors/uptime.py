@@ -12,7 +12,7 @@ import dramatiq
 from pulse import events
 from pulse import logging as pulse_logging
 from pulse.heartbeats import apply as monitors
-from pulse.locations import RESULTS_ACTOR, verdict
+from pulse.locations import RESULTS_ACTOR, dispatch, verdict
 from pulse.locations import gate as location_gate  # noqa: F401 - lets the results of locations in
 from pulse.locations.wire import Result
 from pulse.recurring.grid import parse_batch, parse_slot
@@ -23,7 +23,7 @@ from pulse.uptime import domains
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
 def check(component_id: int, scheduled_at: str) -> None:
     """Check one component for the slot ``scheduled_at`` (ISO 8601) and record the result."""
-    events.publish(checking.check_all([(component_id, parse_slot(scheduled_at))]))
+    events.publish(checking.check_all([(component_id, parse_slot(scheduled_at))], dispatch.send))
 
 
 @dramatiq.actor(queue_name="uptime", time_limit=120_000, max_retries=2)
@@ -32,7 +32,7 @@ def checks(batch: list[list]) -> None:
     Its log lines carry the ``componentIds`` of the batch."""
     slots = parse_batch(batch, "component_id")
     pulse_logging.bind(componentIds=[component_id for component_id, _ in slots])
-    events.publish(checking.check_all(slots))
+    events.publish(checking.check_all(slots, dispatch.send))
 
 
 @dramatiq.actor(actor_name=RESULTS_ACTOR, queue_name="uptime", time_limit=60_000, max_retries=3)

@@ -11,14 +11,13 @@ import dataclasses
 import functools
 import ipaddress
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from pulse.errors import ConfigError
-from pulse.locations import canaries
-from pulse.locations import name as location_name
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SECRETS = frozenset(
@@ -377,8 +376,40 @@ def _fernet_key(raw: str) -> str:
     raise ValueError("not a location key (44 characters, as `pulse locations key NAME` prints it)")
 
 
+#: A location's name: what ``PULSE_LOCATION`` and a component's ``locations`` write.
+LOCATION_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+
+Canary = tuple[str, int]
+
+
+def location_name(value: str) -> str:
+    """``value`` if it is a location's name, else ValueError saying what one is. (Whether such a
+    location exists is `pulse.locations`' concern.)"""
+    if not LOCATION_NAME.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a location name (lowercase letters, digits and hyphens, starting with a letter, "
+            "at most 32)"
+        )
+    return value
+
+
+def parse_canaries(raw: str) -> tuple[Canary, ...]:
+    """``host:port`` items separated by commas (an IPv6 address in brackets: ``[2606:4700::1111]:443``);
+    ValueError naming a bad one: the canaries of a location's worker (`pulse.locations.canaries`)."""
+    found = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        host, colon, port = item.rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"{item!r} is not host:port (e.g. 1.1.1.1:53, example.com:443)")
+        found.append((host, int(port)))
+    return tuple(found)
+
+
 def _canaries(raw: str) -> str:
-    canaries.parse(raw)
+    parse_canaries(raw)
     return raw
 
 

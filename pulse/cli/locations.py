@@ -53,7 +53,7 @@ def key(name: str) -> None:
 
 
 def _secret(name: str) -> str:
-    from pulse.locations import name as location_name
+    from pulse.config import location_name
 
     try:
         location_name(name)

@@ -17,13 +17,9 @@ from __future__ import annotations
 
 import re
 
-#: A location's name: what ``PULSE_LOCATION`` and a component's ``locations`` write.
-NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+from pulse.rabbitmq import RESULTS
 
-#: The topic exchange locations publish their results to, each with its own name as routing key
-#: (RabbitMQ's topic permissions hold a location's user to its own name). It is bound to the
-#: `uptime` queue, where central workers record them.
-RESULTS = "pulse.results"
+__all__ = ["RECORDED_ON", "RESULTS", "RESULTS_ACTOR", "permissions", "queue"]
 
 #: The queue whose central workers record locations' results (`RESULTS` is bound to it).
 RECORDED_ON = "uptime"
@@ -31,16 +27,6 @@ RECORDED_ON = "uptime"
 #: The actor that records a location's results (`actors.uptime.location_results`): the only one a
 #: message arriving through `RESULTS` may name.
 RESULTS_ACTOR = "location_results"
-
-
-def name(value: str) -> str:
-    """``value`` if it is a location's name, else ValueError saying what one is."""
-    if not NAME.fullmatch(value):
-        raise ValueError(
-            f"{value!r} is not a location name (lowercase letters, digits and hyphens, starting with a letter, "
-            "at most 32)"
-        )
-    return value
 
 
 def queue(location: str) -> str:

@@ -18,27 +18,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from pulse.config import Canary
+
 logger = logging.getLogger(__name__)
 
 FRESH_S = 10.0  # seconds a canary answer is kept
 TIMEOUT_S = 3.0  # seconds each canary has to accept a connection
-
-Canary = tuple[str, int]
-
-
-def parse(raw: str) -> tuple[Canary, ...]:
-    """``host:port`` items separated by commas (an IPv6 address in brackets: ``[2606:4700::1111]:443``);
-    ValueError naming a bad one."""
-    canaries = []
-    for item in (part.strip() for part in raw.split(",")):
-        if not item:
-            continue
-        host, colon, port = item.rpartition(":")
-        host = host.removeprefix("[").removesuffix("]")
-        if not colon or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-            raise ValueError(f"{item!r} is not host:port (e.g. 1.1.1.1:53, example.com:443)")
-        canaries.append((host, int(port)))
-    return tuple(canaries)
 
 
 class Egress:

@@ -10,7 +10,7 @@ import pika
 from dramatiq.brokers.rabbitmq import RabbitmqBroker
 
 from pulse import rabbitmq
-from pulse.config import Settings
+from pulse.config import Settings, parse_canaries
 from pulse.locations import RECORDED_ON, RESULTS, RESULTS_ACTOR, canaries, queue, wire
 from pulse.rabbitmq import admin
 from pulse.uptime import batch as checking
@@ -40,7 +40,7 @@ def check(sealed: str, settings: Settings) -> tuple[str, list[wire.Result]]:
 
 @functools.cache
 def _egress(settings: Settings) -> canaries.Egress:
-    return canaries.Egress(canaries.parse(settings.location_canaries), settings.location)
+    return canaries.Egress(parse_canaries(settings.location_canaries), settings.location)
 
 
 def send_back(nonce: str, results: list[wire.Result], settings: Settings) -> None:

@@ -29,6 +29,11 @@ logger = logging.getLogger(__name__)
 #: One queue per domain; dramatiq adds ``<queue>.DQ`` (delays, backoff) and ``<queue>.XQ`` (dead letters).
 QUEUES = ("uptime", "metrics", "notifications", "oncall", "cleanup", "calculated-metrics")
 
+#: The topic exchange locations publish their results to, each with its own name as routing key
+#: (RabbitMQ's topic permissions hold a location's user to its own name). It is bound to the
+#: `uptime` queue, where central workers record them (`pulse.locations`).
+RESULTS = "pulse.results"
+
 #: Queue arguments are fixed when a queue is first declared, so priorities exist from the start.
 #: Two levels: urgent messages (an incident opened, an on-call page) go ahead of routine ones.
 #: RabbitMQ keeps a sub-queue per level, each one costing throughput (docs/performance.md).

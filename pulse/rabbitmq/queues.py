@@ -23,8 +23,7 @@ import pika.exceptions
 
 from pulse.config import Settings
 from pulse.errors import ConfigError
-from pulse.locations import RESULTS
-from pulse.rabbitmq import CLASSIC, QUEUES, QUORUM, arguments, channel, dq, queue_names, urgent, xq
+from pulse.rabbitmq import CLASSIC, QUEUES, QUORUM, RESULTS, arguments, channel, dq, queue_names, urgent, xq
 
 HOLDING = ".migrating"
 
@@ -36,7 +35,7 @@ def every_queue(queue_type: str) -> list[str]:
 
 def declare(settings: Settings) -> None:
     """Make every queue exist with the settings' type, and the exchange of locations' results
-    (`pulse.locations.RESULTS`) deliver to the ``uptime`` queue. Raises ConfigError, naming the
+    (`RESULTS`) deliver to the ``uptime`` queue. Raises ConfigError, naming the
     queue and the way to migrate, when one exists with other arguments."""
     with channel(settings) as ch:
         for name in every_queue(settings.queue_type):

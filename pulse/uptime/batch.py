@@ -6,7 +6,8 @@ first use in the worker process), and their results are written in one transacti
 them in one statement), so RabbitMQ, dramatiq and PostgreSQL's round trips and commit are paid
 once a batch, not once a check. Each check is still recorded once per component and slot: a
 redelivered batch checks only the slots it finds unrecorded. Components checked from locations
-are sent to them instead (`pulse.locations.dispatch`), while the checks made here are under way:
+are given to the batch's dispatcher instead (``send_located``: `pulse.locations.dispatch.send`,
+as the actor gives it: uptime knows nothing of locations), while the checks made here are under way:
 whatever becomes of that, the checks made here are recorded first, and only then is a failure to
 send raised (the message retried: the recorded slots are not checked again).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Protocol
@@ -24,7 +25,6 @@ from typing import Protocol
 from pulse import logging as pulse_logging
 from pulse.config import get_settings
 from pulse.db import db
-from pulse.locations import dispatch
 from pulse.models import utcnow
 from pulse.net import AddressPolicy
 from pulse.uptime import record
@@ -40,9 +40,13 @@ CONCURRENT_CHECKS = 256
 AHEAD_MAX_S = 1.0
 
 
-def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
+Located = Callable[[Sequence[tuple[record.Loaded, datetime]]], None]
+
+
+def check_all(slots: Sequence[tuple[int, datetime]], send_located: Located) -> list[int]:
     """Check each (component id, slot) not recorded yet and record the results in one
-    transaction; returns the ids of the events written, to publish once it committed."""
+    transaction; returns the ids of the events written, to publish once it committed. The
+    (component, slot)s of components checked from locations go to ``send_located`` instead."""
     due = []
     for (component_id, slot), loaded in zip(slots, record.load_all(slots), strict=True):
         if loaded is None or not loaded.checkable:
@@ -55,7 +59,7 @@ def check_all(slots: Sequence[tuple[int, datetime]]) -> list[int]:
     due = [(loaded, slot) for loaded, slot in due if not loaded.locations]
     results = start_all(due) if located else None  # under way while the locations' batches go
     try:
-        dispatch.send(located)  # checked from their locations, whose results come back later
+        send_located(located)  # checked from their locations, whose results come back later
     finally:  # whatever became of that, the checks made here are recorded before it is raised
         found = [future.result() for future in results] if results is not None else run_all(due)
         with db.atomic():  # one commit for the batch

@@ -32,9 +32,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from pulse.config import location_name
 from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
-from pulse.locations import name as location_name
 from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, parse_duration, show_duration, span, within
 from pulse.uptime import conditions, domains, expiry, rdap

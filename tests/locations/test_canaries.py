@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from pulse.components.status import MAJOR_OUTAGE
-from pulse.config import Settings, get_settings
+from pulse.config import Settings, get_settings, parse_canaries
 from pulse.errors import ConfigError
 from pulse.locations import canaries, here, wire
 from pulse.models import utcnow
@@ -25,7 +25,7 @@ def closed() -> str:
 
 
 def test_canaries_are_host_port_items():
-    assert canaries.parse(" 1.1.1.1:53, example.com:443,[2606:4700::1111]:443 ") == (
+    assert parse_canaries(" 1.1.1.1:53, example.com:443,[2606:4700::1111]:443 ") == (
         ("1.1.1.1", 53),
         ("example.com", 443),
         ("2606:4700::1111", 443),
@@ -35,11 +35,11 @@ def test_canaries_are_host_port_items():
 
 
 def test_one_canary_answering_is_enough(listening):
-    assert canaries.Egress(canaries.parse(f"{closed()},{listening}"), "eu").ok()
+    assert canaries.Egress(parse_canaries(f"{closed()},{listening}"), "eu").ok()
 
 
 def test_a_location_whose_canaries_are_all_silent_says_so_once(caplog):
-    egress = canaries.Egress(canaries.parse(f"{closed()},{closed()}"), "eu")
+    egress = canaries.Egress(parse_canaries(f"{closed()},{closed()}"), "eu")
 
     with caplog.at_level(logging.INFO, logger="pulse.locations.canaries"):
         assert not egress.ok()

@@ -76,7 +76,7 @@ def waiting():
 
 def test_a_slot_goes_once_to_each_location_sealed_and_is_not_checked_here(located, target, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
 
     batches = sent(broker)
     assert sorted(batches) == sorted(LOCATIONS)
@@ -92,7 +92,7 @@ def test_a_slot_goes_once_to_each_location_sealed_and_is_not_checked_here(locate
 
 def test_a_location_checks_what_it_is_sent_and_its_result_counts(located, target, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     key = wire.key(get_settings().locations_secret, "eu")
     eu = dataclasses.replace(get_settings(), location="eu", location_key=key)
     [message] = [m for m, _ in broker.enqueued if m.queue_name == "uptime.eu"]
@@ -107,7 +107,7 @@ def test_a_location_checks_what_it_is_sent_and_its_result_counts(located, target
 
 def test_two_locations_up_decide_at_once_and_the_third_is_recorded_when_it_comes(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
 
     answer(broker, "eu", result(located, slot, OPERATIONAL))
     assert UptimeCheck.select().count() == 0  # one vote of the two needed
@@ -125,7 +125,7 @@ def test_two_locations_up_decide_at_once_and_the_third_is_recorded_when_it_comes
 
 def test_one_location_failing_changes_nothing(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     for location, seen in (("eu", MAJOR_OUTAGE), ("us", OPERATIONAL), ("asia", OPERATIONAL)):
         answer(broker, location, result(located, slot, seen))
 
@@ -136,7 +136,7 @@ def test_one_location_failing_changes_nothing(located, broker):
 
 def test_two_locations_failing_make_one_outage_and_one_incident(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
     answer(broker, "us", result(located, slot, MAJOR_OUTAGE))
     answer(broker, "us", result(located, slot, MAJOR_OUTAGE))  # redelivered
@@ -152,7 +152,7 @@ def test_two_locations_failing_make_one_outage_and_one_incident(located, broker)
 
 def test_abstaining_locations_do_not_vote(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     answer(broker, "eu", result(located, slot, MAJOR_OUTAGE, abstained=True))
     answer(broker, "us", result(located, slot, MAJOR_OUTAGE, abstained=True))
     answer(broker, "asia", result(located, slot, MAJOR_OUTAGE))
@@ -164,7 +164,7 @@ def test_abstaining_locations_do_not_vote(located, broker):
 
 def test_when_the_slots_time_is_up_the_silent_locations_are_recorded_absent(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
     by = slot + dispatch.GRACE + timedelta(seconds=2)  # its timeout (2 s) and the grace
 
@@ -186,7 +186,7 @@ def test_when_the_slots_time_is_up_the_silent_locations_are_recorded_absent(loca
 
 def test_a_verdict_decided_early_is_not_taken_again_when_the_time_is_up(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
     answer(broker, "us", result(located, slot, MAJOR_OUTAGE))
 
@@ -201,7 +201,7 @@ def test_a_verdict_decided_early_is_not_taken_again_when_the_time_is_up(located,
 
 def test_a_location_not_listed_is_not_counted(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     answer(broker, "mars", result(located, slot, MAJOR_OUTAGE))
     answer(broker, "eu", result(located, slot, MAJOR_OUTAGE))
 
@@ -217,7 +217,7 @@ def test_without_the_secret_the_slots_are_not_sent_and_the_checks_made_here_are_
     slot = slot_now()
 
     with pytest.raises(PermanentError, match="PULSE_LOCATIONS_SECRET is not set"):
-        batch.check_all([(located.id, slot), (here_only.id, slot)])
+        batch.check_all([(located.id, slot), (here_only.id, slot)], dispatch.send)
 
     assert [c.component_id for c in UptimeCheck.select()] == [here_only.id]
     assert waiting() == [] and sent(broker) == {}
@@ -226,7 +226,7 @@ def test_without_the_secret_the_slots_are_not_sent_and_the_checks_made_here_are_
 def test_pulse_status_shows_each_locations_latest_answer_and_latency(located, broker):
     first = slot_now()
     for slot, ms in ((first, 10), (first + timedelta(seconds=1), 25)):
-        batch.check_all([(located.id, slot)])
+        batch.check_all([(located.id, slot)], dispatch.send)
         answer(broker, "eu", result(located, slot, OPERATIONAL, ms=ms))
     answer(broker, "us", result(located, first, MAJOR_OUTAGE, ms=900))
 
@@ -244,7 +244,7 @@ def test_pulse_status_shows_each_locations_latest_answer_and_latency(located, br
 
 def test_the_gauges_tell_a_silent_location_and_one_that_abstains(located, broker, settings):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     answer(broker, "eu", result(located, slot, OPERATIONAL))
     answer(broker, "us", result(located, slot, MAJOR_OUTAGE, abstained=True))
 
@@ -261,7 +261,7 @@ def test_the_gauges_tell_a_silent_location_and_one_that_abstains(located, broker
     assert sorted(now["location_last_result_timestamp_seconds"]) == ["eu", "us"]
 
     later_slot = slot + timedelta(seconds=1)
-    batch.check_all([(located.id, later_slot)])
+    batch.check_all([(located.id, later_slot)], dispatch.send)
     answer(broker, "us", result(located, later_slot, OPERATIONAL))
     db.execute_sql("UPDATE location SET last_result_at = last_result_at - interval '61 seconds' WHERE name = 'eu'")
     later = gauges()
@@ -273,7 +273,7 @@ def test_a_result_counts_only_for_a_slot_its_batch_sent_it(located, broker, monk
     unsent = []
     monkeypatch.setattr(allowance(), "unsent", lambda location, n: unsent.append((location, n)))
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     [eu_batch] = batches(broker)["eu"]
     [us_batch] = batches(broker)["us"]
     ahead = [slot + timedelta(seconds=30 * n) for n in (1, 2880)] + [slot.replace(year=2999)]
@@ -294,7 +294,7 @@ def test_a_result_counts_only_for_a_slot_its_batch_sent_it(located, broker, monk
 
 def test_the_record_of_what_was_sent_goes_with_the_slot(located, broker):
     slot = slot_now()
-    batch.check_all([(located.id, slot)])
+    batch.check_all([(located.id, slot)], dispatch.send)
     sent_rows = "SELECT location FROM location_sent ORDER BY location"
     assert [name for (name,) in db.execute_sql(sent_rows).fetchall()] == sorted(LOCATIONS)
 

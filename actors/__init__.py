@@ -5,8 +5,8 @@ only (`actors.location`): it consumes that queue and no other.
 Importing this package sets up the broker first, so every actor binds to Pulse's broker.
 """
 
+from pulse.app.workers import setup_broker
 from pulse.config import get_settings
-from pulse.rabbitmq.broker import setup_broker
 
 setup_broker()
 

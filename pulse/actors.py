@@ -23,9 +23,9 @@ except ConfigError as e:
 
 from pulse import logging as pulse_logging
 from pulse import rabbitmq
+from pulse.app.workers import setup_broker
 from pulse.db import setup_database
 from pulse.rabbitmq import queues
-from pulse.rabbitmq.broker import setup_broker
 
 pulse_logging.configure(settings.log_level)
 for warning in renamed_in_use():

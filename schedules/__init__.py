@@ -6,7 +6,7 @@ escalations). Neither does the work itself: each sends messages for the actors.
 Importing this package sets up the broker first, so every tick binds to Pulse's broker.
 """
 
-from pulse.rabbitmq.broker import setup_broker
+from pulse.app.workers import setup_broker
 
 setup_broker()
 

@@ -20,12 +20,12 @@ from cryptography import x509
 from psycopg import sql
 from py_vapid import Vapid
 
+from pulse.app.workers import build_broker
 from pulse.config import Settings, get_settings
 from pulse.db import db, migrate, setup_database
 from pulse.models import Component, ExtractedValue, Organization
 from pulse.net import keepalive
 from pulse.rabbitmq import admin
-from pulse.rabbitmq.broker import build_broker
 from tests.support.models import Attempt
 from tests.support.stub import Enqueued
 from tests.support.target import HTTPTarget

@@ -25,10 +25,10 @@ import requests
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from pulse.app.workers import setup_broker
 from pulse.config import RENAMED, Settings
 from pulse.rabbitmq import QUEUES, dq, queue_names, xq
 from pulse.rabbitmq import arguments as rabbitmq_arguments
-from pulse.rabbitmq.broker import setup_broker
 from pulse.rabbitmq.queues import every_queue
 from pulse.recurring import loop
 from tests.support.wait import wait_for

@@ -9,8 +9,7 @@ and each single module (pulse/config.py, pulse/pause.py).
 pulse/__init__.py belongs to none. Two units are tied when a file of each imports the other: every
 ``import`` and ``from ... import`` in a file counts, wherever it stands (at the top, in a function,
 under ``if TYPE_CHECKING``), a relative one resolved, and ``from pulse import config`` names the
-unit ``config``. Imports within a unit do not count. `ALLOWED` lists the ties still there, each
-with the reason; it can only shrink: a tie it lists that is gone fails the test too.
+unit ``config``. Imports within a unit do not count.
 """
 
 import ast
@@ -139,18 +138,6 @@ def test_a_cycle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 
 
-# The ties between units still there, with the reason each remains: the broker assembles its
-# middleware itself, and locations are not yet above uptime.
-ALLOWED = {
-    ("config", "locations"): "until config checks the location settings without locations' code (#54)",
-    ("locations", "rabbitmq"): "until the broker is given the location results exchange (#54)",
-    ("locations", "uptime"): "until locations sit above uptime (#54)",
-    ("middleware", "rabbitmq"): "until the broker is given its middleware (#54)",
-    ("pause", "rabbitmq"): "until the broker is given its middleware (#54)",
-    ("rabbitmq", "telemetry"): "until the broker is given its middleware (#54)",
-}
-
-
 def named(path: Path, package: Path) -> str:
     """The module ``path`` is, under the directory ``package`` holds (``pulse.inbound.app``)."""
     return ".".join(path.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__")
@@ -191,20 +178,12 @@ def ties(root: Path) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
     return {(a, b): (importers[a, b], importers[b, a]) for a, b in sorted(importers) if a < b and (b, a) in importers}
 
 
-def problems(
-    found: dict[tuple[str, str], tuple[list[str], list[str]]], allowed: dict[tuple[str, str], str]
-) -> list[str]:
-    """A line for each tie ``found`` that ``allowed`` does not list, naming a file of each side, and
-    for each tie ``allowed`` lists that is not found."""
-    lines = [
+def problems(found: dict[tuple[str, str], tuple[list[str], list[str]]]) -> list[str]:
+    """A line for each tie ``found``, naming a file of each side."""
+    return [
         f"{first(forth)} imports pulse.{b}, and {first(back)} imports pulse.{a}"
         for (a, b), (forth, back) in found.items()
-        if (a, b) not in allowed
     ]
-    lines += [
-        f"{a} and {b} no longer import each other: take them off ALLOWED" for a, b in allowed if (a, b) not in found
-    ]
-    return lines
 
 
 def first(files: list[str]) -> str:
@@ -212,13 +191,13 @@ def first(files: list[str]) -> str:
 
 
 def test_no_two_packages_import_each_other():
-    assert problems(ties(ROOT), ALLOWED) == []
+    assert problems(ties(ROOT)) == []
 
 
 def test_a_tie_is_found_however_deep_or_deferred(tmp_path):
     """A tie is found through a function's import, a relative one, a type-checking one, a package's
     submodule and a package without ``__init__.py``; an import one way only, or within a unit, is
-    none; a listed tie that is gone is reported."""
+    none."""
     files = {
         "pulse/__init__.py": "",
         "pulse/inbound/__init__.py": "from pulse.inbound import app\n",
@@ -236,7 +215,7 @@ def test_a_tie_is_found_however_deep_or_deferred(tmp_path):
         ("db", "pause"): (["pulse/db.py"], ["pulse/pause.py"]),
         ("heartbeats", "inbound"): (["pulse/heartbeats/routes.py"], ["pulse/inbound/deep/server.py"]),
     }
-    assert problems(found, {("db", "pause"): "a reason", ("config", "db"): "a reason"}) == [
+    assert problems(found) == [
+        "pulse/db.py imports pulse.pause, and pulse/pause.py imports pulse.db",
         "pulse/heartbeats/routes.py imports pulse.inbound, and pulse/inbound/deep/server.py imports pulse.heartbeats",
-        "config and db no longer import each other: take them off ALLOWED",
     ]

@@ -7,8 +7,8 @@ import json
 import dramatiq
 
 from pulse import pause
+from pulse.app.workers import build_broker
 from pulse.rabbitmq import admin
-from pulse.rabbitmq.broker import build_broker
 from tests.support import actors
 from tests.support.cli import pulse
 from tests.support.models import Attempt

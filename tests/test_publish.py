@@ -8,8 +8,8 @@ import time
 import dramatiq
 import pytest
 
+from pulse.app.workers import build_broker
 from pulse.rabbitmq import publish, queues
-from pulse.rabbitmq.broker import build_broker
 from pulse.rabbitmq.publish import BatchPublisher, send_all
 
 

@@ -8,10 +8,10 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 from pulse import rabbitmq
+from pulse.app.workers import build_broker
 from pulse.config import Settings
 from pulse.models import FailedMessage
 from pulse.rabbitmq import PRIORITY_URGENT, admin, queues
-from pulse.rabbitmq.broker import build_broker
 from tests.support import actors
 from tests.support.cli import pulse
 from tests.support.models import Attempt

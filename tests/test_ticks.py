@@ -11,8 +11,8 @@ import pendulum
 import pytest
 from dramatiq.errors import ConnectionClosed
 
+from pulse.app.workers import setup_broker
 from pulse.models import Heartbeat
-from pulse.rabbitmq.broker import setup_broker
 from pulse.recurring.ticks import UtcCron, tick
 from schedules.cleanup import cleanup_tick
 from schedules.heartbeat import heartbeat_tick

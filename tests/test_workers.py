@@ -7,8 +7,7 @@ from click.testing import CliRunner
 
 from pulse.cli import main
 from pulse.models import FailedMessage
-from pulse.rabbitmq import admin
-from pulse.rabbitmq.broker import QUEUES
+from pulse.rabbitmq import QUEUES, admin
 from tests.support import actors
 from tests.support.models import Attempt
 from tests.support.wait import wait_for

@@ -102,8 +102,8 @@ def dlq_show(message: str, as_json: bool) -> None:
 def dlq_requeue(messages: tuple[str, ...], everything: bool, queue: str | None) -> None:
     """Send dead messages back to their queue for a fresh set of attempts."""
     from pulse import deadletters
+    from pulse.app.workers import setup_broker
     from pulse.cli.progress import shown
-    from pulse.rabbitmq.broker import setup_broker
 
     current = settings()
     if bool(messages) == everything:

@@ -22,8 +22,8 @@ def serve(host: str | None, port: int | None) -> None:
 
 def run(host: str | None, port: int | None) -> None:
     """Run the service (`pulse serve`, and `pulse oncall ack-server`, its former name)."""
-    from pulse import app
     from pulse import logging as pulse_logging
+    from pulse.app import serve as app
 
     current = settings()
     pulse_logging.configure(current.log_level)

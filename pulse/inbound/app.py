@@ -1,4 +1,4 @@
-"""The application factory: the routes it is given (`pulse.app.routes`) in Starlette, behind
+"""The application factory: the routes it is given (`pulse.app.serve.routes`) in Starlette, behind
 `Access`, which writes one log line per request and counts it in the telemetry.
 
 A log line names the route's template (``/ping/{token}``), never the path it was given: paths and
@@ -49,7 +49,7 @@ def create(
     Parameters:
       metrics_port: the local port whose requests are for the telemetry (``/metrics``) and nothing
         else; None serves no telemetry.
-      served: the routes to serve (`pulse.app.routes`: every domain's; tests pass their own).
+      served: the routes to serve (`pulse.app.serve.routes`: every domain's; tests pass their own).
     """
     handlers = {RefusedError: _refused, ClientDisconnect: _gone, **dict.fromkeys(UNAVAILABLE, _unavailable)}
     app = Starlette(routes=served, exception_handlers=handlers)

@@ -62,7 +62,7 @@ class Service:
 
     Parameters:
       host, port: the public address (port 0: any free port; `port` says which).
-      served: the routes to serve (`pulse.app.routes`: every domain's; tests pass their own).
+      served: the routes to serve (`pulse.app.serve.routes`: every domain's; tests pass their own).
       metrics_host, metrics_port: the telemetry's address (port 0: any free one; None: no telemetry);
         its port must differ from the public one.
       request_deadline_s: seconds a request has to arrive whole.

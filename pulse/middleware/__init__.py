@@ -1,1 +1,1 @@
-"""Pulse's dramatiq middleware, one per module; `pulse.rabbitmq.broker.build_middleware` orders them."""
+"""Pulse's dramatiq middleware, one per module; `pulse.app.workers.build_middleware` orders them."""

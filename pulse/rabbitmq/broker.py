@@ -1,7 +1,9 @@
 """The broker: RabbitMQ (one node or a cluster's) with publisher confirms, heartbeats, classic or
-quorum queues and urgent messages ahead of routine ones, and Pulse's middleware.
+quorum queues and urgent messages ahead of routine ones, its consumers pausing when told to and
+letting in what other publishers send only through a gate.
 
-``PULSE_BROKER_URL=stub://`` swaps in dramatiq's StubBroker (same middleware) for unit tests.
+It is given what it needs of the rest (its middleware, whether a queue is paused) by the
+composition root (`pulse.app.workers`), which builds it.
 """
 
 from __future__ import annotations
@@ -13,36 +15,19 @@ from typing import Any
 import dramatiq
 import pika.exceptions
 from dramatiq.brokers.rabbitmq import RabbitmqBroker, _RabbitmqConsumer
-from dramatiq.brokers.stub import StubBroker
 from dramatiq.errors import ConnectionClosed
-from dramatiq.middleware import CurrentMessage
-from periodiq import PeriodiqMiddleware
 
-from pulse import exporter, pause
-from pulse.config import Settings, get_settings
-from pulse.encoder import Encoder
-from pulse.middleware.beat import Beat
-from pulse.middleware.database import Database
-from pulse.middleware.dead_letters import DeadLetters
-from pulse.middleware.lifecycle import Lifecycle
-from pulse.middleware.log_context import LogContext
-from pulse.middleware.loops import Loops
-from pulse.middleware.orphans import Orphans
-from pulse.middleware.recycling import Recycling
-from pulse.middleware.retries import Retries
-from pulse.middleware.time_limit import TimeLimit
-from pulse.middleware.watchdog import Watchdog
-from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, URGENT, amqp_url, arguments, dq, queue_names, routed, xq
-from pulse.telemetry.middleware import Telemetry
+from pulse.rabbitmq import CLASSIC, MAX_PRIORITY, QUEUES, URGENT, arguments, dq, routed, xq
 
-__all__ = ["QUEUES", "PulseBroker", "build_broker", "setup_broker"]
+__all__ = ["QUEUES", "LocationBroker", "PulseBroker", "gate"]
 
 logger = logging.getLogger(__name__)
 
 
 class PulseConsumer(_RabbitmqConsumer):
     """dramatiq's RabbitMQ consumer, marking each message with the connection it came on (for
-    `pulse.middleware.orphans.Orphans`), and taking none while its queue is paused (`pulse.pause`).
+    `pulse.middleware.orphans.Orphans`), and taking none while its broker says its queue is
+    paused (``broker.paused``, `pulse.pause` as the root gives it).
 
     A message that came through a named exchange (not the default one, through which Pulse sends
     all its own) was published by someone else, such as a location's worker: before dramatiq
@@ -63,7 +48,7 @@ class PulseConsumer(_RabbitmqConsumer):
 
     def __next__(self) -> Any:
         try:
-            if pause.is_paused(self.queue_name):
+            if self.broker.paused(self.queue_name):
                 return self._paused()
             if self.iterator is None:
                 self.iterator = self._noting(self.channel.consume(self.queue_name, inactivity_timeout=self.timeout))
@@ -132,12 +117,17 @@ class PulseBroker(RabbitmqBroker):
 
     Parameters:
       queue_type(str): ``classic`` or ``quorum``.
+      paused: whether a queue is paused (by its name): its consumers then take none of its messages
+        (default: none ever is).
       **options: RabbitmqBroker's (``url``, ``confirm_delivery``, ``middleware``).
     """
 
-    def __init__(self, *, queue_type: str, **options: Any) -> None:
+    def __init__(
+        self, *, queue_type: str, paused: Callable[[str], bool] = lambda queue_name: False, **options: Any
+    ) -> None:
         super().__init__(max_priority=MAX_PRIORITY if queue_type == CLASSIC else None, **options)
         self.queue_type = queue_type
+        self.paused = paused
 
     @property
     def consumer_class(self) -> type[PulseConsumer]:
@@ -154,6 +144,10 @@ class PulseBroker(RabbitmqBroker):
         return super().enqueue(routed(message, self.queue_type), delay=delay)
 
 
+def _never(queue_name: str) -> bool:
+    return False
+
+
 class LocationBroker(PulseBroker):
     """A location's broker: its consumer only checks that its queues exist (a passive declare, for
     which RabbitMQ asks no permission), since its user may configure nothing
@@ -167,91 +161,3 @@ class LocationBroker(PulseBroker):
 
     def _declare_xq_queue(self, queue_name: str) -> Any:
         return self.channel.queue_declare(xq(queue_name), passive=True)
-
-
-def build_middleware(settings: Settings) -> list[dramatiq.Middleware]:
-    """Pulse's middleware, in order: `before_*` hooks run top down, `after_*` hooks bottom up.
-
-    Of dramatiq's defaults, only what Pulse uses is here: every middleware costs each message a
-    call per hook, used or not (docs/performance.md).
-    Left out: Callbacks and Pipelines (Pulse chains work through the database: claim, then send),
-    AgeLimit (no actor sets ``max_age``) and ShutdownNotifications (no actor asks to be
-    interrupted at shutdown; a stopping worker lets messages in flight finish). CurrentMessage
-    lets `send` name its claim.
-    """
-    if settings.location:
-        return location_middleware(settings)
-    return [
-        Database(settings=settings),
-        LogContext(),
-        CurrentMessage(),
-        Telemetry(settings=settings, serve=exporter.serve),
-        *_bounds(settings),
-        Retries(max_retries=settings.max_retries),
-        PeriodiqMiddleware(skip_delay=30),
-        DeadLetters(),
-        Lifecycle(settings=settings),
-        Loops(settings=settings),
-        Orphans(),  # last: every other middleware has begun the message it skips
-    ]
-
-
-def location_middleware(settings: Settings) -> list[dramatiq.Middleware]:
-    """A location's worker's middleware: no database (no dead-letter records, no loops), no
-    queues declared but its own (RabbitMQ's permissions may allow no other), no telemetry of
-    queues it may not read."""
-    return [
-        LogContext(),
-        CurrentMessage(),
-        *_bounds(settings),
-        Retries(max_retries=0),
-        Lifecycle(settings=settings),
-        Orphans(),
-    ]
-
-
-def _bounds(settings: Settings) -> list[dramatiq.Middleware]:
-    """What bounds every worker process, central or a location's: the time limit and its
-    watchdog, recycling, and the heartbeat `pulse health` reads."""
-    return [
-        TimeLimit(time_limit=settings.time_limit_s * 1000),
-        Watchdog(settings=settings, time_limit=settings.time_limit_s * 1000, grace_s=settings.time_limit_grace_s),
-        Recycling(
-            settings=settings,
-            max_messages=settings.max_messages_per_process,
-            max_memory=settings.max_memory_per_process_mib,
-        ),
-        Beat(settings=settings),
-    ]
-
-
-def build_broker(settings: Settings) -> dramatiq.Broker:
-    """A broker with Pulse's middleware and queues."""
-    dramatiq.set_encoder(Encoder())
-    middleware = build_middleware(settings)
-    broker: dramatiq.Broker
-    if settings.broker_url.startswith("stub:"):
-        broker = StubBroker(middleware=middleware)
-    else:
-        broker = (LocationBroker if settings.location else PulseBroker)(
-            queue_type=settings.queue_type,
-            url=[amqp_url(url) for url in settings.broker_urls],
-            confirm_delivery=True,
-            middleware=middleware,
-        )
-    if not settings.location:
-        for queue_name in queue_names(settings.queue_type):
-            broker.declare_queue(queue_name)
-    return broker
-
-
-def setup_broker(settings: Settings | None = None) -> dramatiq.Broker:
-    """Build the broker and make it dramatiq's global broker, once per process."""
-    global _broker
-    if _broker is None:
-        _broker = build_broker(settings or get_settings())
-        dramatiq.set_broker(_broker)
-    return _broker
-
-
-_broker: dramatiq.Broker | None = None

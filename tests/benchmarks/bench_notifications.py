@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, rabbit: Callable[[], list[int]]) -> None:
         while requests.get(queue, timeout=5).json().get("consumers", 0) < args.processes:
             time.sleep(0.2)  # the workers are booting
         os.environ.update(ENV)
-        from pulse.rabbitmq.broker import setup_broker
+        from pulse.app.workers import setup_broker
 
         setup_broker()
         from actors.notifications import broadcast

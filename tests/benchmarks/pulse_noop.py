@@ -2,7 +2,7 @@
 
 import dramatiq
 
-from pulse.rabbitmq.broker import setup_broker
+from pulse.app.workers import setup_broker
 
 broker = setup_broker()
 

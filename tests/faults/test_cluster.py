@@ -24,11 +24,11 @@ import pytest
 from peewee import fn
 
 from pulse import events
+from pulse.app.workers import build_broker
 from pulse.db import db
 from pulse.models import Component, Event, Notification, Subscriber, UptimeCheck, utcnow
 from pulse.models.event import STATUS_CHANGED
 from pulse.rabbitmq.admin import ready_counts
-from pulse.rabbitmq.broker import build_broker
 from tests.support.cluster import Cluster
 from tests.support.vendors import Vendors
 from tests.support.wait import wait_for

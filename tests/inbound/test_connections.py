@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from pulse import app
+from pulse.app import serve as app
 from pulse.config import Settings
 from pulse.inbound.closings import IDLE, REFUSED, Closings
 from tests.support.serve import running

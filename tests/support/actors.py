@@ -7,9 +7,9 @@ import time
 import dramatiq
 from dramatiq.middleware import CurrentMessage
 
+from pulse.app.workers import setup_broker
 from pulse.db import db
 from pulse.errors import PermanentError, TransientError
-from pulse.rabbitmq.broker import setup_broker
 from tests.support.models import Attempt
 
 broker = setup_broker()  # its middleware includes CurrentMessage

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from pulse import app
+from pulse.app import serve as app
 from pulse.config import Settings
 from pulse.inbound.server import Service
 from tests.support.wait import wait_for
@@ -18,7 +18,7 @@ from tests.support.worker import WorkerProcess, free_port
 
 @contextlib.contextmanager
 def running(settings: Settings, **options: Any) -> Iterator[Service]:
-    """The service serving until the block ends: every domain's routes (`pulse.app.routes`) unless
+    """The service serving until the block ends: every domain's routes (`pulse.app.serve.routes`) unless
     ``served`` says which; ``options`` override `Service`'s defaults."""
     options = {"metrics_port": 0, "request_deadline_s": 10.0, "max_connections": 64, "max_per_address": 32, **options}
     if "served" not in options:

@@ -12,6 +12,7 @@ import pytest
 from pulse.cleanup import rollups
 from pulse.db import db
 from pulse.models import Component
+from pulse.uptime import history as history_
 from pulse.uptime.overview import overview
 from tests.cleanup.conftest import DAY, HOUR, NOW, add_checks
 
@@ -95,3 +96,46 @@ def test_a_late_check_counts_as_soon_as_it_is_recorded(history):
     assert shown(later) == raw(later)  # read raw until the next pass
     rollups.catch_up(rollups.UPTIME, now=later + rollups.SETTLE)
     assert shown(later) == raw(later)  # and from its rollups after it
+
+
+# One component's checks per UTC day, from the raw checks alone.
+RAW_DAYS = """
+SELECT date_trunc('day', u.scheduled_at, 'UTC')::date, count(*) FILTER (WHERE u.outcome <> 'UNKNOWN'),
+       count(*) FILTER (WHERE u.outcome IN ('OPERATIONAL', 'DEGRADED_PERFORMANCE')),
+       count(*) FILTER (WHERE u.outcome = 'UNKNOWN')
+FROM uptime_check u WHERE u.component_id = %s GROUP BY 1
+"""
+
+
+@pytest.mark.parametrize("offset", [None, timedelta(0), -13 * HOUR - 37 * timedelta(minutes=1), 2 * HOUR])
+def test_one_components_history_is_its_overview_and_its_raw_days(history, offset):
+    now = NOW + (offset or timedelta(0))
+    if offset is not None:  # None: before any rollup
+        rollups.catch_up(rollups.UPTIME, now=now)
+    for key in ("api", "db", "new"):
+        made = Component.get(Component.key == key)
+        found = history_.uptime(made.id, made.interval_seconds, now, days=90)
+        [listed] = [r for r in overview(now=now) if r["key"] == key]
+        windows = found["windows"]
+        assert [windows[w]["uptime"] for w in ("24h", "7d", "30d")] == [
+            listed[f"uptime_{w}"] for w in ("24h", "7d", "30d")
+        ]
+        assert [windows[w]["unknown_s"] for w in ("24h", "7d", "30d")] == [
+            listed[f"unknown_{w}_s"] for w in ("24h", "7d", "30d")
+        ]
+        by_day = {
+            day.isoformat(): (checks, up, unknown) for day, checks, up, unknown in db.execute_sql(RAW_DAYS, (made.id,))
+        }
+        assert len(found["days"]) == 90 and found["days"][-1]["date"] == now.date().isoformat()
+        for day in found["days"]:
+            checks, up, unknown = by_day.get(day["date"], (0, 0, 0))
+            assert (day["checks"], day["uptime"], day["unknown_s"]) == (
+                checks,
+                history_.percent(up, checks),
+                unknown * made.interval_seconds,
+            )
+        assert (
+            windows["90d"]["checks"]
+            == sum(day["checks"] for day in found["days"])
+            == sum(c for c, _, _ in by_day.values())
+        )

@@ -4,10 +4,12 @@
   its SHA-256 digest is kept.
 - `auth`: the ``Authorization: Bearer`` of a request: 401, 403 naming the scope it lacks, 429 per
   token; a route's work in a worker thread with a database connection.
-- `organization`, `components`: the read-only resources (scope ``read``).
-- `pages`: cursor pagination of a listing.
+- `organization`, `components`, `checks` and `uptime` (a component's), `incidents`, `alerts`: the
+  read-only resources (scope ``read``).
+- `pages`: cursor pagination of a listing; `params`: filters, instants and ids, or a 400 naming them.
 - `routes`: the routes, which `pulse.app` gives `pulse serve`.
 
 An API route answers JSON, an error as ``{"error": "..."}``; it never returns a secret a row holds
-(a header's value, a body, a CA's PEM).
+(a header's value, a body, a CA's PEM, a source's token) nor a person's contact details (a phone
+number, an address: a person is named by key and name).
 """

@@ -1,18 +1,22 @@
-"""Cursor pagination: a listing ordered by a unique text key answers at most ``limit`` rows and a
-``next_cursor`` (None on the last page); the cursor, opaque to the client, is the last key shown,
-base64url-encoded. A page after another starts past that key, so rows added or removed between
-requests neither repeat nor shift the pages."""
+"""Cursor pagination: a listing ordered by a unique key answers at most ``limit`` rows and a
+``next_cursor`` (None on the last page); the cursor, opaque to the client, is the last key shown
+(as text), base64url-encoded. A page after another starts past that key, so rows added or removed
+between requests neither repeat nor shift the pages. A text key is read back by `after`, a number
+(an id, newest first) by `after_number`, an instant (a check's slot) by `after_instant`."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from collections.abc import Mapping
+from datetime import datetime
 
 from pulse.api.auth import error
+from pulse.inbound.bounds import RefusedError
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+BIGGEST = 2**63 - 1  # PostgreSQL's bigint: an id past it is none
 
 
 def limit(query: Mapping[str, str]) -> int:
@@ -35,10 +39,39 @@ def after(query: Mapping[str, str]) -> str | None:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         key = None
     if key is None or "\x00" in key:  # no key holds a NUL, which PostgreSQL refuses
-        raise error(400, "cursor is not one this API gave (use next_cursor as it came)")
+        raise _refused()
     return key
 
 
-def cursor(key: str) -> str:
+def after_number(query: Mapping[str, str]) -> int | None:
+    """The id the ``cursor`` stands for (None without one); 400 for one this API did not give."""
+    key = after(query)
+    if key is None:
+        return None
+    if not key.isascii() or not key.isdigit() or len(key) > 19 or int(key) > BIGGEST:
+        raise _refused()
+    return int(key)
+
+
+def after_instant(query: Mapping[str, str]) -> datetime | None:
+    """The instant the ``cursor`` stands for (None without one); 400 for one this API did not give."""
+    key = after(query)
+    if key is None:
+        return None
+    try:
+        instant = datetime.fromisoformat(key)
+    except ValueError:
+        raise _refused() from None
+    if instant.tzinfo is None:
+        raise _refused()
+    return instant
+
+
+def cursor(key: str | int | datetime) -> str:
     """The cursor of the page after ``key``."""
-    return base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+    text = key.isoformat() if isinstance(key, datetime) else str(key)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _refused() -> RefusedError:
+    return error(400, "cursor is not one this API gave (use next_cursor as it came)")

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
-from pulse.api import components, organization
+from pulse.api import alerts, checks, components, incidents, organization, uptime
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
 from pulse.inbound.limits import TokenBuckets
 
@@ -27,6 +27,13 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
         api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets),
         api_route(f"{PREFIX}/components", components.index, scope="read", buckets=buckets),
         api_route(f"{PREFIX}/components/{{key}}", components.one, scope="read", buckets=buckets),
+        # The read side: incidents, on-call alerts, a component's checks and uptime.
+        api_route(f"{PREFIX}/components/{{key}}/checks", checks.index, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/components/{{key}}/uptime", uptime.show, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/incidents", incidents.index, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/incidents/{{id}}", incidents.one, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/alerts", alerts.index, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/alerts/{{id}}", alerts.one, scope="read", buckets=buckets),
     ]
 
     async def elsewhere(request: Request) -> Response:

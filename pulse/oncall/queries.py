@@ -1,5 +1,5 @@
-"""On-call alerts for `pulse oncall alerts`: each alert with its timeline, each page with how its
-delivery went."""
+"""On-call alerts for `pulse oncall alerts`, and their timelines for the API: each alert with its
+timeline, each page with how its delivery went."""
 
 from __future__ import annotations
 
@@ -27,14 +27,7 @@ def alerts(*, everything: bool = False, limit: int = 50) -> list[dict[str, Any]]
     if not everything:
         query = query.where(OnCallAlert.status != RESOLVED)
     found = list(query)
-    steps: dict[int, list[OnCallTimeline]] = {}
-    for step in (
-        OnCallTimeline.select()
-        .where(OnCallTimeline.alert.in_([a.id for a in found] or [0]))
-        .order_by(OnCallTimeline.id)
-    ):
-        steps.setdefault(step.alert_id, []).append(step)
-    deliveries = _deliveries([a.event_id for a in found])
+    steps = timelines(found)
     return [
         {
             "id": a.id,
@@ -54,13 +47,26 @@ def alerts(*, everything: bool = False, limit: int = 50) -> list[dict[str, Any]]
             "acknowledged_at": a.acknowledged_at and a.acknowledged_at.isoformat(),
             "resolved_at": a.resolved_at and a.resolved_at.isoformat(),
             "created_at": a.created_at.isoformat(),
-            "timeline": [
-                _step(s, deliveries.get((a.event_id, s.level, s.round, s.person, s.channel)))
-                for s in steps.get(a.id, [])
-            ],
+            "timeline": steps.get(a.id, []),
         }
         for a in found
     ]
+
+
+def timelines(found: list[OnCallAlert]) -> dict[int, list[dict[str, Any]]]:
+    """The timeline of each alert of ``found``, by its id, oldest step first; a "paged" step
+    carries its delivery's status and error."""
+    steps: dict[int, list[dict[str, Any]]] = {}
+    deliveries = _deliveries([a.event_id for a in found])
+    events = {a.id: a.event_id for a in found}
+    for step in (
+        OnCallTimeline.select()
+        .where(OnCallTimeline.alert.in_([a.id for a in found] or [0]))
+        .order_by(OnCallTimeline.id)
+    ):
+        page = deliveries.get((events[step.alert_id], step.level, step.round, step.person, step.channel))
+        steps.setdefault(step.alert_id, []).append(_step(step, page))
+    return steps
 
 
 def _deliveries(event_ids: list[int]) -> dict[tuple[Any, ...], Notification]:

@@ -1,0 +1,78 @@
+"""``GET /api/v1/components/{key}/checks``: a component's check history (scope ``read``), newest
+slot first a page at a time (`pulse.api.pages`, the cursor being the last slot shown), between
+``since`` (included) and ``until`` (excluded). Each check: its slot, when it was recorded, what it
+observed (``outcome``: a component status, or UNKNOWN for a slot nobody checked), the response
+time and status code, and why it failed (the error, or the failed conditions as they resolved:
+the text an incident's update says), null when it passed. Checks are kept as long as the
+organization's retention says (`pulse.cleanup`); older history is in the uptime's daily buckets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pulse.api import pages, params
+from pulse.api.auth import Call, error
+from pulse.models import Component, UptimeCheck
+from pulse.spec import SLUG
+
+
+def component(call: Call) -> Component:
+    """The component the path's ``key`` names in the token's organization; else 404."""
+    key = call.params["key"]
+    row = None
+    if re.fullmatch(SLUG, key):  # a key that cannot be one (a NUL, which PostgreSQL refuses) is not looked up
+        row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
+    if row is None:
+        raise error(404, f"no component {key[:100]!r}")
+    return row
+
+
+def index(call: Call) -> dict[str, Any]:
+    limit = pages.limit(call.query)
+    since, until = params.instant(call.query, "since"), params.instant(call.query, "until")
+    found = component(call)
+    query = UptimeCheck.select(
+        UptimeCheck.scheduled_at,
+        UptimeCheck.checked_at,
+        UptimeCheck.outcome,
+        UptimeCheck.success,
+        UptimeCheck.response_time_ms,
+        UptimeCheck.status_code,
+        UptimeCheck.error,
+        UptimeCheck.condition_results,
+    ).where(UptimeCheck.component == found.id)
+    if since is not None:
+        query = query.where(UptimeCheck.scheduled_at >= since)
+    before = pages.after_instant(call.query)
+    if before is not None:
+        until = before if until is None else min(until, before)
+    if until is not None:
+        query = query.where(UptimeCheck.scheduled_at < until)
+    rows = list(query.order_by(UptimeCheck.scheduled_at.desc()).limit(limit + 1))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {"checks": [shown(r) for r in rows], "next_cursor": pages.cursor(rows[-1].scheduled_at) if more else None}
+
+
+def shown(row: UptimeCheck) -> dict[str, Any]:
+    return {
+        "at": row.scheduled_at.isoformat(),
+        "checked_at": row.checked_at.isoformat(),
+        "outcome": row.outcome,
+        "success": row.success,
+        "response_time_ms": row.response_time_ms,
+        "status_code": row.status_code,
+        "reason": reason(row),
+    }
+
+
+def reason(row: UptimeCheck) -> str | None:
+    """Why the check failed, as `pulse.uptime.check.CheckResult.reason` says it; None when it passed."""
+    if row.success:
+        return None
+    if row.error:
+        return row.error
+    failed = [r["resolved"] for r in row.condition_results or [] if not r.get("success")]
+    return "; ".join(failed) or None

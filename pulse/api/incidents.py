@@ -1,0 +1,83 @@
+"""``GET /api/v1/incidents`` and ``GET /api/v1/incidents/{id}``: the token's organization's
+incidents (scope ``read``), newest first a page at a time (`pulse.api.pages`), filtered by
+``status`` (``open``: not resolved, at any stage; ``resolved``), ``component`` (its key) and
+``since`` (started then or later); one incident with its updates, oldest first.
+
+An incident is shown with its component's key, and the id of its on-call alert when it paged
+(``GET /api/v1/alerts/{id}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from peewee import JOIN
+
+from pulse.api import pages, params
+from pulse.api.auth import Call, error
+from pulse.models import Component, Incident, IncidentUpdate, OnCallAlert
+
+STATUSES = ("open", "resolved")
+
+
+def index(call: Call) -> dict[str, Any]:
+    limit = pages.limit(call.query)
+    query = _listed().where(Incident.organization == call.organization_id)
+    status = params.one_of(call.query, "status", STATUSES)
+    if status is not None:
+        query = query.where(Incident.resolved_at.is_null(status == "open"))
+    component = call.query.get("component")
+    if component is not None:
+        query = query.where(Component.key == component)
+    since = params.instant(call.query, "since")
+    if since is not None:
+        query = query.where(Incident.started_at >= since)
+    before = pages.after_number(call.query)
+    if before is not None:
+        query = query.where(Incident.id < before)
+    rows = list(query.order_by(Incident.id.desc()).limit(limit + 1))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    paged = _alerts(rows)
+    shown_rows = [shown(r, paged.get(r.id)) for r in rows]
+    return {"incidents": shown_rows, "next_cursor": pages.cursor(rows[-1].id) if more else None}
+
+
+def one(call: Call) -> dict[str, Any]:
+    text = call.params["id"]
+    number = params.row_id(text)
+    row = None
+    if number is not None:
+        row = _listed().where(Incident.organization == call.organization_id, Incident.id == number).first()
+    if row is None:
+        raise error(404, f"no incident {text[:100]!r}")
+    updates = IncidentUpdate.select().where(IncidentUpdate.incident == row.id).order_by(IncidentUpdate.id)
+    steps = [{"at": u.created_at.isoformat(), "status": u.status, "message": u.message} for u in updates]
+    return {**shown(row, _alerts([row]).get(row.id)), "updates": steps}
+
+
+def shown(row: Incident, alert_id: int | None) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "title": row.title,
+        "status": row.status,
+        "impact": row.impact,
+        "automatic": row.automatic,
+        "component": row.component.key if row.component is not None else None,
+        "alert": alert_id,
+        "started_at": row.started_at.isoformat(),
+        "resolved_at": row.resolved_at and row.resolved_at.isoformat(),
+    }
+
+
+def _listed() -> Any:
+    """Incidents with their component's key, in one query."""
+    return Incident.select(Incident, Component.key).join(Component, JOIN.LEFT_OUTER)
+
+
+def _alerts(rows: list[Incident]) -> dict[int, int]:
+    """The id of each incident's on-call alert, by the incident's id, for those that paged."""
+    query = OnCallAlert.select(OnCallAlert.id, OnCallAlert.incident).where(
+        OnCallAlert.incident.in_([r.id for r in rows] or [0])
+    )
+    return {a.incident_id: a.id for a in query if a.incident_id is not None}

@@ -30,7 +30,7 @@ def index(call: Call) -> dict[str, Any]:
     status = params.one_of(call.query, "status", STATUSES)
     if status is not None:
         query = query.where(OnCallAlert.status == status)
-    source = call.query.get("source")
+    source = params.key(call.query, "source")
     if source is not None:
         query = query.where(AlertSource.key == source)
     since = params.instant(call.query, "since")

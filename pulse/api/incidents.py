@@ -26,7 +26,7 @@ def index(call: Call) -> dict[str, Any]:
     status = params.one_of(call.query, "status", STATUSES)
     if status is not None:
         query = query.where(Incident.resolved_at.is_null(status == "open"))
-    component = call.query.get("component")
+    component = params.key(call.query, "component")
     if component is not None:
         query = query.where(Component.key == component)
     since = params.instant(call.query, "since")

@@ -1,13 +1,15 @@
 """What a request of the API asks for, read or refused with 400 naming it: a filter among fixed
-values (`one_of`), an instant (`instant`), the id in a path (`row_id`)."""
+values (`one_of`), a key (`key`), an instant (`instant`), the id in a path (`row_id`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pulse.api.auth import error
 from pulse.api.pages import BIGGEST
+from pulse.spec import SLUG
 
 
 def one_of(query: Mapping[str, str], name: str, allowed: Sequence[str]) -> str | None:
@@ -15,6 +17,15 @@ def one_of(query: Mapping[str, str], name: str, allowed: Sequence[str]) -> str |
     value = query.get(name)
     if value is not None and value not in allowed:
         raise error(400, f"{name} must be one of {', '.join(allowed)}")
+    return value
+
+
+def key(query: Mapping[str, str], name: str) -> str | None:
+    """The key filter ``name`` gives (a component's, a source's; None without one); 400 for one that
+    cannot be a key (a NUL, which PostgreSQL refuses, among others)."""
+    value = query.get(name)
+    if value is not None and not re.fullmatch(SLUG, value):
+        raise error(400, f"{name} must be a key: a-z, 0-9, - and _, up to 64")
     return value
 
 

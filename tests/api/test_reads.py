@@ -263,6 +263,8 @@ def test_uptime_over_each_window_and_by_day(service, rows):
         ("/api/v1/alerts", {"status": "open"}, "status must be one of triggered, acknowledged, exhausted, resolved"),
         ("/api/v1/alerts", {"since": "2026-12-07T14:00:00"}, BAD_TIME),
         ("/api/v1/incidents", {"cursor": "YWJj"}, BAD_CURSOR),
+        ("/api/v1/incidents", {"component": "a\x00b"}, "component must be a key: a-z, 0-9, - and _, up to 64"),
+        ("/api/v1/alerts", {"source": "App"}, "source must be a key: a-z, 0-9, - and _, up to 64"),
         ("/api/v1/components/api/checks", {"cursor": "MTI"}, BAD_CURSOR),
         ("/api/v1/components/api/checks", {"until": "yesterday"}, BAD_TIME.replace("since", "until")),
         ("/api/v1/components/api/uptime", {"days": "91"}, "days must be a whole number from 1 to 90"),

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from pulse.api.auth import error
+from pulse.api.params import row_id
 from pulse.inbound.bounds import RefusedError
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
-BIGGEST = 2**63 - 1  # PostgreSQL's bigint: an id past it is none
 
 
 def limit(query: Mapping[str, str]) -> int:
@@ -48,9 +48,10 @@ def after_number(query: Mapping[str, str]) -> int | None:
     key = after(query)
     if key is None:
         return None
-    if not key.isascii() or not key.isdigit() or len(key) > 19 or int(key) > BIGGEST:
+    number = row_id(key)
+    if number is None:
         raise _refused()
-    return int(key)
+    return number
 
 
 def after_instant(query: Mapping[str, str]) -> datetime | None:

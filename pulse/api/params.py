@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pulse.api.auth import error
-from pulse.api.pages import BIGGEST
 from pulse.spec import SLUG
+
+BIGGEST = 2**63 - 1  # PostgreSQL's bigint: an id past it is none
 
 
 def one_of(query: Mapping[str, str], name: str, allowed: Sequence[str]) -> str | None:
@@ -45,7 +46,8 @@ def instant(query: Mapping[str, str], name: str) -> datetime | None:
 
 
 def row_id(text: str) -> int | None:
-    """The id a path gives, or None when it cannot be one (the route answers 404, as for an unknown id)."""
+    """The id ``text`` gives (a path's, a cursor's), or None when it cannot be one (a path's route
+    answers 404, as for an unknown id)."""
     if not text.isascii() or not text.isdigit() or len(text) > 19 or int(text) > BIGGEST:
         return None
     return int(text)

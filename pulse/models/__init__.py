@@ -3,6 +3,7 @@
 from pulse.models.alert import OnCallAlert, OnCallReplyCode, OnCallReplyMiss, OnCallTimeline
 from pulse.models.alert_source import AlertEvent, AlertSource
 from pulse.models.api_token import ApiToken
+from pulse.models.api_writes import ApiAudit, ApiIdempotency
 from pulse.models.base import BaseModel, utcnow
 from pulse.models.calculated import CalculatedMetric, CalculatedMetricDataPoint, CalculatedMetricVariable
 from pulse.models.cleanup import CleanupRun
@@ -23,6 +24,8 @@ from pulse.models.uptime import UptimeCheck
 __all__ = [
     "AlertEvent",
     "AlertSource",
+    "ApiAudit",
+    "ApiIdempotency",
     "ApiToken",
     "BaseModel",
     "CalculatedMetric",

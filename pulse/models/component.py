@@ -53,6 +53,8 @@ class Component(BaseModel):
     status_since = DateTimeTZField(default=utcnow)
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
 
     class Meta:
         indexes = ((("organization", "key"), True),)

@@ -37,13 +37,13 @@ from pulse.models import Organization
 from pulse.notifications import spec as notifications
 from pulse.oncall import spec as oncall
 from pulse.sources import spec as sources
-from pulse.spec import Slug, Strict, unique
+from pulse.spec import Slug, Strict, problem_lines, unique
+from pulse.spec import path as _path
 from pulse.uptime import spec as uptime
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_DEPTH = 20  # the file's own shape is 6 deep; the rest is room for header maps and the like
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_INNER_PATH = re.compile(r"[a-z_]+(?:\[[0-9]+\])+[.:\[ ]")  # "layers[1].handoff: ...", "schedules[0] pages ..."
 # YAML 1.1's numbers without its base 60 (``17:30`` = 1050, ``1:30.5`` = 90.5), which YAML 1.2 dropped.
 _NUMBERS = {
     "tag:yaml.org,2002:int": re.compile(r"^[-+]?(?:0b[0-1_]+|0[0-7_]+|0|[1-9][0-9_]*|0x[0-9a-fA-F_]+)$"),
@@ -298,14 +298,6 @@ def _expand(value: Any, loc: tuple[Any, ...], problems: list[str], sources: dict
     return expanded
 
 
-def _path(loc: Iterable[Any]) -> str:
-    """``organizations[0].components[1].url``, from ``("organizations", 0, "components", 1, "url")``."""
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path
-
-
 def _yaml_problem(error: yaml.YAMLError) -> str:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]  # a ReaderError: no mark
@@ -317,20 +309,13 @@ def _yaml_problem(error: yaml.YAMLError) -> str:
 
 
 def _problem(error: Any, sources: dict[str, dict[str, str]], shown: set[str]) -> str:
-    """One line per problem, each with its path in the file. A part that finds several problems
-    raises them one per line, each starting with its path inside the part (``layers[1].handoff:
-    ...``), which is joined to the part's own. No line repeats a value taken from the environment
+    """One line per problem, each with its path in the file (`pulse.spec.problem_lines`). No line
+    repeats a value taken from the environment
     (`sources`, as `_expand` found them) but for the words the file ``shown`` itself."""
-    path = _path(error["loc"])
-    message = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "extra_forbidden":
-        message = "unknown field"
-    lines = []
-    for line in message.splitlines():
-        inner = _INNER_PATH.match(line)
-        line_shown = f"{path}.{line}" if path and inner else f"{path or '(file)'}: {line}"
-        lines.append(_unrepeated(line_shown, sources, shown, ours=bool(inner) or error["type"] == "value_error"))
-    return "\n".join(lines)
+    return "\n".join(
+        _unrepeated(line, sources, shown, ours=inner or error["type"] == "value_error")
+        for line, inner in problem_lines(error)
+    )
 
 
 def _unrepeated(line: str, sources: dict[str, dict[str, str]], shown: set[str], *, ours: bool) -> str:

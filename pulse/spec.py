@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -19,6 +19,7 @@ from pulse.net.exchange import check_header
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 MAX_DURATION = timedelta(days=3650)  # far beyond any setting, far below what timedelta can hold
 _DURATION = re.compile(r"(\d+)(ms|s|m|h|d)")
+_INNER_PATH = re.compile(r"[a-z_]+(?:\[[0-9]+\])+[.:\[ ]")  # "layers[1].handoff: ...", "schedules[0] pages ..."
 
 Slug = Annotated[str, Field(pattern=SLUG)]
 
@@ -130,3 +131,33 @@ def show_duration(value: timedelta) -> str:
     if seconds >= 60 and seconds % 60 == 0:
         return f"{seconds / 60:g}m"
     return f"{seconds:g}s"
+
+
+def path(loc: Iterable[Any], root: str = "") -> str:
+    """``organizations[0].components[1].url`` from ``("organizations", 0, "components", 1, "url")``,
+    after ``root`` (``$`` for a JSON body: ``$.url``)."""
+    found = root
+    for part in loc:
+        found += f"[{part}]" if isinstance(part, int) else (f".{part}" if found else str(part))
+    return found
+
+
+def problem_lines(error: Mapping[str, Any], root: str = "") -> list[tuple[str, bool]]:
+    """One pydantic error as lines ``<path>: <reason>``, each with whether it named a path inside
+    the part refused. A part that finds several problems raises them one per line, each starting with
+    its path inside the part (``layers[1].handoff: ...``), which is joined to the part's own;
+    ``root`` starts every path (a part at the document's top is ``(file)`` without one)."""
+    where = path(error["loc"], root)
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        message = "unknown field"
+    lines: list[tuple[str, bool]] = []
+    for line in message.splitlines():
+        inner = bool(_INNER_PATH.match(line))
+        lines.append((f"{where}.{line}" if where and inner else f"{where or '(file)'}: {line}", inner))
+    return lines
+
+
+def messages(errors: Sequence[Mapping[str, Any]], root: str = "$") -> list[str]:
+    """Every line of pydantic's ``errors`` (`problem_lines`), each starting with its path."""
+    return [line for error in errors for line, _ in problem_lines(error, root)]

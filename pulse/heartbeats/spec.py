@@ -18,7 +18,7 @@ database, keeps the URL the job pings. Pulse keeps only its SHA-256.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator, BeforeValidator
 
@@ -79,3 +79,16 @@ def sync(component_id: int, monitor: Monitor | None) -> None:
               "cron": monitor.cron, "time_zone": monitor.time_zone, "grace": monitor.grace_seconds, "moved": moved,
               "deadline": deadline}  # fmt: skip
     db.execute_sql(UPSERT, params)
+
+
+def document(component_id: int) -> dict[str, Any]:
+    """A heartbeat monitor's fields as the file gives them, but its token (only its digest is kept)."""
+    row = db.execute_sql(
+        "SELECT period_seconds, cron, time_zone, grace_seconds FROM heartbeat_monitor WHERE component_id = %s",
+        (component_id,),
+    ).fetchone()
+    if row is None:
+        return {}
+    period, cron, time_zone, grace = row
+    fields = {"period": period, "cron": cron, "time_zone": time_zone if cron else None, "grace": grace}
+    return {name: value for name, value in fields.items() if value is not None}

@@ -35,7 +35,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from pulse.config import location_name
 from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
-from pulse.models import Component, ExtractedValue, MaintenanceWindow, utcnow
+from pulse.models import Component, EscalationPolicy, ExtractedValue, MaintenanceWindow, utcnow
 from pulse.spec import Slug, Strict, parse_duration, show_duration, span, within
 from pulse.uptime import conditions, domains, expiry, rdap
 from pulse.uptime.kinds import KINDS, dns, http, icmp, tcp, tls
@@ -256,20 +256,27 @@ def sync(
 ) -> tuple[int, int, int]:
     """Upsert the organization's components (by key) with their extracted values and maintenance
     windows, inside the caller's transaction, calling ``advance(1)`` after each; with ``prune``,
-    delete those not named. ``policy_ids`` are the escalation policies' ids by key. Returns
-    (created, updated, deleted)."""
+    delete those not named that the file made. ``policy_ids`` are the escalation policies' ids by
+    key. Returns (created, updated, deleted).
+
+    A component made through the API (owner ``api``, `pulse.api`) is the file's again once the file
+    names it; one the file does not name is left alone, pruned or not."""
     existing = {c.key: c for c in Component.select().where(Component.organization == organization_id)}
     created = 0
     for spec in components:
         policy = policy_ids[spec.escalation_policy] if spec.escalation_policy else None
-        created += _upsert(organization_id, spec, existing.get(spec.key), policy)
+        created += upsert(organization_id, spec, existing.get(spec.key), policy, owner="file")
         advance(1)
     deleted = 0
     if prune:
         named = [c.key for c in components]
         deleted = (
             Component.delete()
-            .where(Component.organization == organization_id, Component.key.not_in(named or [""]))
+            .where(
+                Component.organization == organization_id,
+                Component.key.not_in(named or [""]),
+                Component.owner == "file",
+            )
             .execute()
         )
     return created, len(components) - created, deleted
@@ -281,9 +288,65 @@ def component_ids(organization_id: int) -> dict[str, int]:
     return {c.key: c.id for c in query}
 
 
-def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None, policy: int | None) -> bool:
-    """Insert or update one component; True when it is new."""
+def document(row: Component) -> dict[str, Any]:
+    """The component as a configuration file declares it (what `ComponentSpec` reads back as what
+    is stored), so that a change to some of its fields (the API's PATCH) is validated whole. A
+    heartbeat's token is not in it: only its digest is kept."""
+    found: dict[str, Any] = {
+        "key": row.key,
+        "name": row.name,
+        "type": row.type.lower(),
+        "interval": row.interval_seconds,
+        "timeout": row.timeout_ms / 1000,
+        "conditions": list(row.conditions),
+        "failure_threshold": row.failure_threshold,
+        "success_threshold": row.success_threshold,
+        "auto_incident": row.auto_incident,
+        "paused": row.paused,
+        "extract": dict(row.extract),
+        "maintenance": [
+            {"start": m.starts_at.isoformat(), "end": m.ends_at.isoformat(), "title": m.title}
+            for m in MaintenanceWindow.select()
+            .where(MaintenanceWindow.component == row.id)
+            .order_by(MaintenanceWindow.id)
+        ],
+    }
+    if row.escalation_policy_id is not None:
+        found["escalation_policy"] = EscalationPolicy.get_by_id(row.escalation_policy_id).key
+    if row.repeat_seconds is not None:
+        found["repeat_while_down"] = row.repeat_seconds
+    if row.type == "ENDPOINT":
+        found |= {
+            "kind": row.kind,
+            **_target(row),
+            "certificate_warnings": [f"{d}d" for d in row.certificate_warning_days],
+        }
+        found |= {"domain_warnings": [f"{d}d" for d in row.domain_warning_days], "locations": list(row.locations)}
+        if row.quorum is not None:
+            found["quorum"] = row.quorum
+    if row.type == "HEARTBEAT":
+        found |= heartbeats.document(row.id)
+    return found
+
+
+def _target(row: Component) -> dict[str, Any]:
+    """An endpoint's check fields, by its kind, as the file gives them."""
+    fields = dict(row.target or {})
+    if row.kind == "http":
+        http_fields = {"url": row.url, "method": row.method, "headers": dict(row.headers), "body": row.body}
+        fields = {**http_fields, "forward_headers": row.forward_headers, "ca": fields.get("ca")}
+    elif row.kind == "tcp" and not fields.get("tls"):
+        fields.pop("verify", None)  # verify goes with tls: true
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+def upsert(
+    organization_id: int, spec: ComponentSpec, current: Component | None, policy: int | None, *, owner: str
+) -> bool:
+    """Insert or update one component (``current``, None for a new one), written by ``owner``
+    (``file`` or ``api``) and counting one more version; True when it is new."""
     fields = {
+        "owner": owner,
         "name": spec.name,
         "type": spec.type.upper(),
         "kind": spec.kind,
@@ -310,7 +373,12 @@ def _upsert(organization_id: int, spec: ComponentSpec, current: Component | None
     else:
         component_id = current.id
         rescheduled = fields["interval_seconds"] != current.interval_seconds or (current.paused and not spec.paused)
-        changes = {**fields, "updated_at": utcnow(), **({"next_check_at": None} if rescheduled else {})}
+        changes = {
+            **fields,
+            "updated_at": utcnow(),
+            "version": Component.version + 1,
+            **({"next_check_at": None} if rescheduled else {}),
+        }
         Component.update(**changes).where(Component.id == component_id).execute()
     _sync_extracted(component_id, spec.extract)
     heartbeats.sync(component_id, spec.monitor())

@@ -5,7 +5,8 @@ TOKEN`` (`pulse.api.tokens`). A request is answered in this order:
 2. over the token's rate (`pulse.inbound.limits`, by the token's digest): 429 with ``Retry-After``;
 3. in a worker thread with a database connection, the token's row looked up by its digest: unknown,
    expired or revoked, 401 (the same answer for each, with ``WWW-Authenticate: Bearer``: nothing
-   tells a caller which); without the route's scope, 403 naming it; else the route's ``read`` runs.
+   tells a caller which); without the route's scope, 403 naming it; else the route's ``read`` runs
+   (a write's, `pulse.api.writes`, with its body).
 
 A token's ``last_used_at`` is written when it is over a minute old (at most once a minute per
 token, by a conditional UPDATE: two processes do not both write it), never on each request.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,6 +37,26 @@ RATE_PER_S = 10.0  # requests a token may make a second, on average
 BURST = 50  # and at once after a quiet spell
 TOUCH_EVERY = timedelta(minutes=1)  # a token's last_used_at is written at most this often
 UNAUTHORIZED = "a valid bearer token is required"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A route's answer when it is more than JSON with 200: its status and headers (``ETag``,
+    ``Location``); ``body`` None answers no body (204)."""
+
+    body: Any
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def answered(answer: Any) -> Response:
+    """The response of what a route returned: `Answer`, or JSON data answered with 200."""
+    if not isinstance(answer, Answer):
+        answer = Answer(answer)
+    headers = {**answer.headers, "Cache-Control": "no-store"}
+    if answer.body is None:
+        return Response(status_code=answer.status, headers=headers)
+    return JSONResponse(answer.body, status_code=answer.status, headers=headers)
 
 
 @dataclass(frozen=True)
@@ -75,21 +96,26 @@ def api_route(path: str, read: Read, *, scope: str, buckets: TokenBuckets) -> Ro
     """
 
     async def endpoint(request: Request) -> Response:
-        token = authorization(request)
-        if token is None:
-            raise unauthorized("no bearer token")
-        if not TOKEN.fullmatch(token):
-            raise unauthorized("a malformed bearer token")
-        key = digest(token)
-        wait = buckets.take(key)
-        if wait:
-            retry = math.ceil(wait)
-            raise error(429, f"over this token's rate: retry in {retry} s", headers={"Retry-After": str(retry)})
+        key = bearer(request, buckets)
         call = (dict(request.path_params), dict(request.query_params))
-        data = await run_in_threadpool(_answer, read, key, scope, call, utcnow())
-        return JSONResponse(data, headers={"Cache-Control": "no-store"})
+        return answered(await run_in_threadpool(_answer, read, key, scope, call, utcnow()))
 
     return Route(path, endpoint, methods=["GET"])
+
+
+def bearer(request: Request, buckets: TokenBuckets) -> bytes:
+    """The digest of the request's bearer token, within its rate: else 401 or 429."""
+    token = authorization(request)
+    if token is None:
+        raise unauthorized("no bearer token")
+    if not TOKEN.fullmatch(token):
+        raise unauthorized("a malformed bearer token")
+    key = digest(token)
+    wait = buckets.take(key)
+    if wait:
+        retry = math.ceil(wait)
+        raise error(429, f"over this token's rate: retry in {retry} s", headers={"Retry-After": str(retry)})
+    return key
 
 
 def _answer(read: Read, key: bytes, scope: str, call: tuple[dict[str, str], dict[str, str]], now: datetime) -> Any:

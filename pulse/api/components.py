@@ -15,7 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pulse.api import pages
-from pulse.api.auth import Call, error
+from pulse.api.auth import Answer, Call, error
+from pulse.api.writes import etag
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 from pulse.models import Component
 from pulse.spec import SLUG
@@ -45,14 +46,14 @@ def index(call: Call) -> dict[str, Any]:
     return {"components": [shown(r) for r in rows], "next_cursor": pages.cursor(rows[-1].key) if more else None}
 
 
-def one(call: Call) -> dict[str, Any]:
+def one(call: Call) -> Answer:
     key = call.params["key"]
     row = None
     if re.fullmatch(SLUG, key):  # a key that cannot be one (a NUL, which PostgreSQL refuses) is not looked up
         row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
     if row is None:
         raise error(404, f"no component {key[:100]!r}")
-    return shown(row)
+    return Answer(shown(row), headers={"ETag": etag(row.id, row.version)})
 
 
 def shown(row: Component) -> dict[str, Any]:

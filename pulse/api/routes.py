@@ -1,6 +1,7 @@
-"""The API's routes under ``/api/v1`` (`pulse.app` serves them), each with the scope a
-token needs, sharing one rate limiter (one budget per token across the API), and last, for any
-other path or method under ``/api/v1``, a JSON 404 or 405 (``Allow``), as an API client reads."""
+"""The API's routes under ``/api/v1`` (`pulse.app` serves them), each with the scope a token needs
+(``write`` for `pulse.api.writes`' routes), sharing one rate limiter (one budget per token across
+the API), and last, for any other path or method under ``/api/v1``, a JSON 404 or 405 (``Allow``),
+as an API client reads."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
-from pulse.api import alerts, checks, components, incidents, organization, uptime
+from pulse.api import alerts, audit, checks, component_writes, components, incidents, organization, uptime
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
+from pulse.api.writes import write_route
 from pulse.inbound.limits import TokenBuckets
 
 PREFIX = "/api/v1"
@@ -34,11 +36,25 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
         api_route(f"{PREFIX}/incidents/{{id}}", incidents.one, scope="read", buckets=buckets),
         api_route(f"{PREFIX}/alerts", alerts.index, scope="read", buckets=buckets),
         api_route(f"{PREFIX}/alerts/{{id}}", alerts.one, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/audit", audit.index, scope="read", buckets=buckets),
+    ]
+    served += [
+        write_route(
+            f"{PREFIX}/components", {"POST": component_writes.create}, object_type="component", buckets=buckets
+        ),
+        write_route(
+            f"{PREFIX}/components/{{key}}",
+            {"PUT": component_writes.replace, "PATCH": component_writes.patch, "DELETE": component_writes.remove},
+            object_type="component",
+            buckets=buckets,
+        ),
     ]
 
     async def elsewhere(request: Request) -> Response:
-        if any(route.matches(request.scope)[0] is Match.PARTIAL for route in served):
-            raise error(405, f"{request.method} is not answered here (GET is)", headers={"Allow": "GET, HEAD"})
+        allowed = {m for r in served if r.matches(request.scope)[0] is Match.PARTIAL for m in getattr(r, "methods", ())}
+        if allowed:
+            shown = ", ".join(m for m in METHODS if m in allowed)
+            raise error(405, f"{request.method} is not answered here (Allow: {shown})", headers={"Allow": shown})
         raise error(404, "no such route of the API")
 
     return [*served, Route(f"{PREFIX}/{{rest:path}}", elsewhere, methods=METHODS)]

@@ -21,6 +21,7 @@ COMMANDS = {
     "calculated": "calculated",
     "check": "check",
     "cleanup": "cleanup",
+    "components": "components",
     "demo": "run",
     "dlq": "dlq",
     "formula": "formula",

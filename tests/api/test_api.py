@@ -285,13 +285,15 @@ def test_another_path_or_method_of_the_api_is_answered_in_json(service):
     base = f"http://127.0.0.1:{service.port}/api/v1"
 
     nowhere = requests.get(f"{base}/nothing/here", timeout=10)
-    posted = requests.post(
+    put = requests.put(
         f"{base}/components", json={"key": "new"}, headers={"Authorization": f"Bearer {token()}"}, timeout=10
     )
+    posted = requests.post(f"{base}/organization", json={}, headers={"Authorization": f"Bearer {token()}"}, timeout=10)
 
     assert (nowhere.status_code, nowhere.json()) == (404, {"error": "no such route of the API"})
-    assert (posted.status_code, posted.json()) == (405, {"error": "POST is not answered here (GET is)"})
-    assert posted.headers["allow"] == "GET, HEAD"
+    assert (put.status_code, put.json()) == (405, {"error": "PUT is not answered here (Allow: GET, HEAD, POST)"})
+    assert put.headers["allow"] == "GET, HEAD, POST"
+    assert (posted.status_code, posted.headers["allow"]) == (405, "GET, HEAD")
     assert Component.select().count() == 4
 
 

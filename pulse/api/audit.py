@@ -1,0 +1,60 @@
+"""The audit of the API's writes: `record` writes a row per write (`pulse.api.writes`, and `pulse
+components release` with no token); ``GET /api/v1/audit`` (scope ``read``) lists the token's
+organization's rows, newest first, a page at a time (`pulse.api.pages`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pulse.api import pages
+from pulse.api.auth import Call, error
+from pulse.models import ApiAudit
+
+
+def record(
+    organization_id: int,
+    token_id: int | None,
+    action: str,
+    object_type: str,
+    object_key: str,
+    status: int,
+    at: datetime,
+) -> None:
+    """One write: which token (None: the command line) did ``action`` (create, replace, patch,
+    delete, release) to which object, when, answered ``status``."""
+    ApiAudit.insert(
+        organization=organization_id,
+        token=token_id,
+        action=action,
+        object_type=object_type,
+        object_key=object_key[:200],
+        status=status,
+        at=at,
+    ).execute()
+
+
+def index(call: Call) -> dict[str, Any]:
+    limit = pages.limit(call.query)
+    query = ApiAudit.select().where(ApiAudit.organization == call.organization_id)
+    after = pages.after(call.query)
+    if after is not None:
+        if not after.isascii() or not after.isdigit():
+            raise error(400, "cursor is not one this API gave (use next_cursor as it came)")
+        query = query.where(ApiAudit.id < int(after))
+    rows = list(query.order_by(ApiAudit.id.desc()).limit(limit + 1))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return {"audit": [shown(r) for r in rows], "next_cursor": pages.cursor(str(rows[-1].id)) if more else None}
+
+
+def shown(row: ApiAudit) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "at": row.at.isoformat(),
+        "token_id": row.token_id,
+        "action": row.action,
+        "object_type": row.object_type,
+        "object_key": row.object_key,
+        "status": row.status,
+    }

@@ -1,0 +1,184 @@
+"""The API's writes: `write_route`, a route that changes what a token's organization has (scope
+``write``). A request is authenticated as a read is (`pulse.api.auth`: 401, 429, 403), its body read
+within `MAX_BODY` bytes (413), and then, in a worker thread, in one transaction:
+
+1. the body, JSON or none (400 naming what is wrong with it: `pulse.inbound.jsonbody`);
+2. on a POST with an ``Idempotency-Key`` (the IETF draft "The Idempotency-Key HTTP Header Field",
+   as Stripe's API uses it): a key this token used in the last `KEY_LIFETIME` for the same request
+   (method, path and body) is answered what it was answered then, with ``Idempotent-Replayed:
+   true``, and writes nothing; for another request, 422. A retry sent while the first is still
+   running waits for it (the key's row is locked) and is answered the same. Only a write that
+   succeeded keeps its key: a refused one (4xx) can be retried with it;
+3. the route's write, which may refuse (400, 404, 409, 412, 422) and then writes nothing;
+4. the audit row (`pulse.api.audit`): the token, the action, the object's type and key, the status.
+
+A refusal rolls the transaction back, and is audited on its own. ``If-Match`` (RFC 9110) is the
+route's to check against the object's `etag`: `matched`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pulse.api import audit
+from pulse.api.auth import Answer, answered, authenticate, bearer, error
+from pulse.db import db
+from pulse.inbound import jsonbody
+from pulse.inbound.bounds import RefusedError, read_body
+from pulse.inbound.limits import TokenBuckets
+from pulse.models import utcnow
+
+SCOPE = "write"
+MAX_BODY = 1024 * 1024  # bytes: a component's largest fields (a CA, a body, 50 headers) fit
+KEY_LIFETIME = timedelta(hours=24)  # an Idempotency-Key is honoured this long after its first use
+ACTIONS = {"POST": "create", "PUT": "replace", "PATCH": "patch", "DELETE": "delete"}
+REUSED = "Keys for idempotent requests can only be used with the same parameters"
+
+CLAIM = """
+INSERT INTO api_idempotency (token_id, key, request_sha256, created_at) VALUES (%(token)s, %(key)s, %(sha)s, %(now)s)
+ON CONFLICT (token_id, key) DO UPDATE
+SET request_sha256 = EXCLUDED.request_sha256, created_at = EXCLUDED.created_at, status = NULL, headers = NULL,
+    body = NULL
+WHERE api_idempotency.created_at <= %(expired)s
+RETURNING true
+"""
+KEPT = "SELECT request_sha256, status, headers, body FROM api_idempotency WHERE token_id = %s AND key = %s"
+KEEP = "UPDATE api_idempotency SET status = %s, headers = %s, body = %s WHERE token_id = %s AND key = %s"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a write is given: the token's organization and what the request asked.
+
+    Parameters:
+      organization_id: the token's organization, the only one whose rows the write changes.
+      params: the route's path parameters.
+      document: the body's JSON value (None without a body).
+      if_match: the ``If-Match`` header, for `matched`.
+    """
+
+    organization_id: int
+    params: Mapping[str, str]
+    document: Any
+    if_match: str | None
+
+
+Write = Callable[[Change], Answer]  # inside the request's transaction; RefusedError writes nothing
+
+
+@dataclass(frozen=True)
+class _Request:
+    method: str
+    path: str
+    params: dict[str, str]
+    body: bytes
+    if_match: str | None
+    idempotency_key: str | None
+
+
+def write_route(path: str, writes: Mapping[str, Write], *, object_type: str, buckets: TokenBuckets) -> Route:
+    """A route at ``path`` answering each method of ``writes`` (POST, PUT, PATCH, DELETE) with its
+    write, to a token with the ``write`` scope.
+
+    Parameters:
+      object_type: what the route writes, as the audit names it (``component``).
+      buckets: the rate limiter the API's routes share.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        key = bearer(request, buckets)
+        body = await read_body(request, MAX_BODY)
+        idempotency_key = request.headers.get("idempotency-key") if request.method == "POST" else None
+        asked = _Request(
+            request.method, request.url.path, dict(request.path_params), body,
+            request.headers.get("if-match"), idempotency_key,
+        )  # fmt: skip
+        write = writes[request.method]
+        return answered(await run_in_threadpool(_written, write, key, object_type, asked, utcnow()))
+
+    return Route(path, endpoint, methods=list(writes))
+
+
+def _written(write: Write, key: bytes, object_type: str, asked: _Request, now: datetime) -> Answer:
+    with db.connection_context():
+        token = authenticate(key, SCOPE, now)
+        action, object_key = ACTIONS[asked.method], asked.params.get("key", "")
+        try:
+            with db.atomic():
+                document = _document(asked.body)
+                if not object_key and isinstance(document, dict) and isinstance(document.get("key"), str):
+                    object_key = document["key"]
+                change = Change(token.organization_id, asked.params, document, asked.if_match)
+                done = None
+                if asked.idempotency_key is not None:
+                    done = _replayed(token.id, asked.idempotency_key, _sha256(asked, document), now)
+                if done is None:
+                    done = write(change)
+                    if asked.idempotency_key is not None:
+                        _keep(token.id, asked.idempotency_key, done)
+                audit.record(token.organization_id, token.id, action, object_type, object_key, done.status, now)
+                return done
+        except RefusedError as e:
+            audit.record(token.organization_id, token.id, action, object_type, object_key, e.status, now)
+            raise
+
+
+def _document(body: bytes) -> Any:
+    """The body's JSON value, None for no body; 400 naming what is wrong with it."""
+    if not body.strip():
+        return None
+    try:
+        return jsonbody.loads(body)[0]
+    except jsonbody.BodyError as e:
+        raise error(400, str(e)) from None
+
+
+def _sha256(asked: _Request, document: Any) -> bytes:
+    """What tells two requests apart for an idempotency key: method, path and body (as JSON with
+    sorted keys, so that the order of its fields does not count)."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{asked.method} {asked.path}\n{canonical}".encode()).digest()
+
+
+def _replayed(token_id: int, key: str, sha: bytes, now: datetime) -> Answer | None:
+    """The answer kept for ``key``, if this token used it for the same request; None when the key
+    is new (or expired), now claimed in this transaction; 422 for another request."""
+    if not 1 <= len(key) <= 255 or not key.isascii() or not key.isprintable():
+        raise error(400, "Idempotency-Key must be 1 to 255 printable ASCII characters")
+    params = {"token": token_id, "key": key, "sha": sha, "now": now, "expired": now - KEY_LIFETIME}
+    if db.execute_sql(CLAIM, params).fetchone() is not None:
+        return None
+    kept_sha, status, headers, body = db.execute_sql(KEPT, (token_id, key)).fetchone()
+    if bytes(kept_sha) != sha:
+        raise error(422, REUSED)
+    return Answer(body, status=status, headers={**headers, "Idempotent-Replayed": "true"})
+
+
+def _keep(token_id: int, key: str, done: Answer) -> None:
+    db.execute_sql(KEEP, (done.status, json.dumps(dict(done.headers)), json.dumps(done.body), token_id, key))
+
+
+def etag(object_id: int, version: int) -> str:
+    """The strong ETag of an object's configuration: its id (a new object of the same key has
+    another) and version (which every write of it raises)."""
+    return f'"{object_id}.{version}"'
+
+
+def matched(if_match: str | None, current: str, what: str) -> None:
+    """Refuse a write whose ``If-Match`` names neither ``*`` nor the ``current`` ETag of ``what``
+    (412); none at all writes unconditionally."""
+    if if_match is None:
+        return
+    named = [tag.strip() for tag in if_match.split(",")]
+    if "*" not in named and current not in named:
+        raise error(412, f"{what} changed since that ETag: it is now {current} (GET it again)")

@@ -4,8 +4,11 @@
   its SHA-256 digest is kept.
 - `auth`: the ``Authorization: Bearer`` of a request: 401, 403 naming the scope it lacks, 429 per
   token; a route's work in a worker thread with a database connection.
-- `organization`, `components`, `checks` and `uptime` (a component's), `incidents`, `alerts`: the
-  read-only resources (scope ``read``).
+- `organization`, `components`, `checks` and `uptime` (a component's), `incidents`, `alerts`,
+  `audit`: the resources read (scope ``read``).
+- `writes`: a route that writes (scope ``write``): one transaction, an ``Idempotency-Key``, an
+  audit row; `component_writes`: components made, replaced, patched and deleted by the
+  configuration file's spec, and released from the file.
 - `pages`: cursor pagination of a listing; `params`: filters, instants and ids, or a 400 naming them.
 - `routes`: the routes, which `pulse.app` gives `pulse serve`.
 

@@ -15,6 +15,7 @@ from pulse.api.tokens import create
 from pulse.models import ApiAudit, ApiIdempotency, Component, HeartbeatMonitor, MaintenanceWindow, Organization
 from tests.support.cli import pulse
 from tests.support.serve import running
+from tests.support.wait import wait_for
 
 FILE = """
 organizations:
@@ -324,3 +325,21 @@ def test_another_organizations_component_is_not_found(service, writer, acme):
 
     assert [(a.status_code, a.json()) for a in answers] == [(404, {"error": "no component 'shop'"})] * 2
     assert Component.get(key="shop").name == "Shop"
+
+
+def test_a_component_made_through_the_api_goes_down_under_the_workers(
+    settings, acme, writer, target, workers, schedulers
+):
+    target.answer("/health", status=503, body=b"down")
+    body = {"key": "made", "name": "Made", "url": target.url("/health"), "interval": "15s", "failure_threshold": 1}
+    with running(settings) as service:
+        made = call(service, "POST", "/components", writer, body)
+        assert made.status_code == 201, made.text
+        workers(threads=2)
+        schedulers()
+
+        # The scheduler gives a new component its first slot within seconds, and the check follows.
+        down = wait_for(lambda: Component.get(key="made").status == "MAJOR_OUTAGE", "the outage", timeout=60)
+        shown = call(service, "GET", "/components/made", writer).json()
+
+    assert down and shown["status"] == "MAJOR_OUTAGE"

@@ -11,8 +11,8 @@ STATEMENTS = [
         key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
         request_sha256 BYTEA NOT NULL CHECK (octet_length(request_sha256) = 32),
         status SMALLINT NULL,
-        headers JSONB NULL,
-        body JSONB NULL,
+        headers JSON NULL,
+        body JSON NULL,  -- as answered, its fields in their order
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
         PRIMARY KEY (token_id, key)
     )

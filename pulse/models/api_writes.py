@@ -1,5 +1,4 @@
-from peewee import BigAutoField, BlobField, CharField, CompositeKey, ForeignKeyField, IntegerField, TextField
-from playhouse.postgres_ext import BinaryJSONField
+from peewee import BigAutoField, BlobField, CharField, CompositeKey, ForeignKeyField, IntegerField, JSONField, TextField
 
 from pulse.models.api_token import ApiToken
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
@@ -14,8 +13,8 @@ class ApiIdempotency(BaseModel):
     key = TextField()
     request_sha256 = BlobField()
     status = IntegerField(null=True)
-    headers = BinaryJSONField(null=True)
-    body = BinaryJSONField(null=True)
+    headers = JSONField(null=True)
+    body = JSONField(null=True)
     created_at = DateTimeTZField(default=utcnow)
 
     class Meta:

@@ -5,6 +5,7 @@ alone, one component for an idempotent retry, 412 for a stale ETag, an audit row
 secret in an answer or a log line."""
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -251,6 +252,22 @@ def test_an_idempotent_retry_makes_one_component(service, writer):
     later = call(service, "POST", "/components", writer, {**HTTP, "key": "api2"}, **key)
     assert later.status_code == 201
     assert call(service, "POST", "/components", writer, HTTP, **{"Idempotency-Key": ""}).status_code == 400
+
+
+def test_retries_sent_at_once_make_one_component(service, writer):
+    def post(key):
+        return call(service, "POST", "/components", writer, {**HTTP, "key": "same"}, **key)
+
+    with ThreadPoolExecutor(4) as pool:
+        retries = list(pool.map(post, [{"Idempotency-Key": "once"}] * 4))
+    with ThreadPoolExecutor(4) as pool:
+        plain = list(pool.map(lambda _: call(service, "POST", "/components", writer, HTTP), range(4)))
+
+    assert [a.status_code for a in retries] == [201] * 4
+    assert len({a.text for a in retries}) == 1
+    assert sum("idempotent-replayed" in a.headers for a in retries) == 3
+    assert sorted(a.status_code for a in plain) == [201, 409, 409, 409]
+    assert Component.select().where(Component.key.in_(["same", "api"])).count() == 2
 
 
 def test_a_refused_create_keeps_no_key(service, writer):

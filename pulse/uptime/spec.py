@@ -298,7 +298,6 @@ def document(row: Component) -> dict[str, Any]:
         "type": row.type.lower(),
         "interval": row.interval_seconds,
         "timeout": row.timeout_ms / 1000,
-        "conditions": list(row.conditions),
         "failure_threshold": row.failure_threshold,
         "success_threshold": row.success_threshold,
         "auto_incident": row.auto_incident,
@@ -311,6 +310,8 @@ def document(row: Component) -> dict[str, Any]:
             .order_by(MaintenanceWindow.id)
         ],
     }
+    if row.conditions:  # none: the kind's defaults, as a file that gives none
+        found["conditions"] = list(row.conditions)
     if row.escalation_policy_id is not None:
         found["escalation_policy"] = EscalationPolicy.get_by_id(row.escalation_policy_id).key
     if row.repeat_seconds is not None:

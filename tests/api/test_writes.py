@@ -14,6 +14,7 @@ import requests
 from pulse import configfile
 from pulse.api.tokens import create
 from pulse.models import ApiAudit, ApiIdempotency, Component, HeartbeatMonitor, MaintenanceWindow, Organization
+from tests.support.certs import Authority
 from tests.support.cli import pulse
 from tests.support.serve import running
 from tests.support.wait import wait_for
@@ -49,6 +50,11 @@ def acme(database):
 def service(settings, acme):
     with running(settings) as running_service:
         yield running_service
+
+
+@pytest.fixture
+def authority(tmp_path):
+    return Authority(tmp_path)
 
 
 @pytest.fixture
@@ -127,6 +133,47 @@ def test_every_kind_of_check_is_made_as_the_file_makes_it(service, writer, field
     row = Component.get(key="c")
     assert (row.kind, row.interval_seconds, row.owner) == (stored, 300, "api")
     assert "p4yload" not in made.text + patched.text
+
+
+STORED = [f for f in Component._meta.sorted_field_names if f not in ("version", "updated_at", "next_check_at")]
+
+
+def stored(key):
+    row = Component.get(key=key)
+    windows = [
+        (m.starts_at, m.ends_at, m.title) for m in MaintenanceWindow.select().where(MaintenanceWindow.component == row)
+    ]
+    return {name: getattr(row, name) for name in STORED}, windows
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"url": "https://api.acme.example/", "headers": {"A": "b"}, "body": "x", "method": "PUT",
+         "extract": {"v": "[BODY].v"}, "repeat_while_down": "1h", "certificate_warnings": ["10d"],
+         "domain_warnings": ["7d"], "timeout": "2500ms",
+         "maintenance": [{"start": "2027-01-01T00:00:00Z", "end": "2027-01-02T00:00:00Z", "title": "t"}]},
+        {"kind": "tcp", "host": "db.acme.example", "port": 5432, "tls": True, "verify": False, "send": "x"},
+        {"kind": "tcp", "host": "db.acme.example", "port": 5432, "conditions": ["[CONNECTED] == true"]},
+        {"kind": "dns", "query": "acme.example", "record": "TXT", "resolver": "192.0.2.53"},
+        {"kind": "tls", "host": "acme.example", "port": 8443, "locations": [], "failure_threshold": 5},
+        {"type": "service", "auto_incident": False, "paused": True},
+        {"type": "heartbeat", "cron": "0 3 * * *", "time_zone": "Europe/Berlin", "grace": "2h", "token": "h" * 40},
+    ],
+)  # fmt: skip
+def test_a_patch_that_names_nothing_changes_nothing_but_the_version(service, writer, fields, authority):
+    if fields.get("url"):
+        fields = {**fields, "ca": authority.pem.read_text()}
+    made = call(service, "POST", "/components", writer, {"key": "c", "name": "C", **fields})
+    assert made.status_code == 201, made.text
+    before = stored("c")
+    token = {"token": fields["token"]} if "token" in fields else {}
+
+    patched = call(service, "PATCH", "/components/c", writer, token)
+
+    assert (made.status_code, patched.status_code) == (201, 200), made.text + patched.text
+    assert stored("c") == before
+    assert Component.get(key="c").version == 2
 
 
 def test_a_heartbeat_is_made_and_its_token_is_never_answered(service, writer):
@@ -360,3 +407,12 @@ def test_a_component_made_through_the_api_goes_down_under_the_workers(
         shown = call(service, "GET", "/components/made", writer).json()
 
     assert down and shown["status"] == "MAJOR_OUTAGE"
+
+
+def test_a_row_without_conditions_is_patched_with_its_kinds_defaults(service, writer, acme):
+    Component.create(organization=acme, key="bare", name="Bare", url="https://bare.example/", owner="api")
+
+    patched = call(service, "PATCH", "/components/bare", writer, {"name": "Dressed"})
+
+    assert patched.status_code == 200, patched.text
+    assert Component.get(key="bare").conditions == ["[STATUS] < 400"]

@@ -9,6 +9,7 @@ from typing import Any
 
 from pulse.api import pages
 from pulse.api.auth import Call, error
+from pulse.inbound.jsonbody import storable
 from pulse.models import ApiAudit
 
 
@@ -28,7 +29,7 @@ def record(
         token=token_id,
         action=action,
         object_type=object_type,
-        object_key=object_key[:200],
+        object_key=storable(object_key[:200])[0],  # a key the path gave may hold a NUL
         status=status,
         at=at,
     ).execute()

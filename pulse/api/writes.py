@@ -100,9 +100,13 @@ def write_route(path: str, writes: Mapping[str, Write], *, object_type: str, buc
         body = await read_body(request, MAX_BODY)
         idempotency_key = request.headers.get("idempotency-key") if request.method == "POST" else None
         asked = _Request(
-            request.method, request.url.path, dict(request.path_params), body,
-            request.headers.get("if-match"), idempotency_key,
-        )  # fmt: skip
+            method=request.method,
+            path=request.url.path,
+            params=dict(request.path_params),
+            body=body,
+            if_match=request.headers.get("if-match"),
+            idempotency_key=idempotency_key,
+        )
         write = writes[request.method]
         return answered(await run_in_threadpool(_written, write, key, object_type, asked, utcnow()))
 

@@ -387,8 +387,12 @@ def test_another_organizations_component_is_not_found(service, writer, acme):
         call(service, "DELETE", "/components/shop", writer),
     ]
 
+    nul = call(service, "DELETE", "/components/a%00b", writer)
+
     assert [(a.status_code, a.json()) for a in answers] == [(404, {"error": "no component 'shop'"})] * 2
+    assert (nul.status_code, nul.json()) == (404, {"error": "no component 'a\\x00b'"})
     assert Component.get(key="shop").name == "Shop"
+    assert ApiAudit.select().order_by(ApiAudit.id.desc()).first().object_key == "a\ufffdb"
 
 
 def test_a_component_made_through_the_api_goes_down_under_the_workers(

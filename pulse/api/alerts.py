@@ -39,10 +39,8 @@ def index(call: Call) -> dict[str, Any]:
     before = pages.after_number(call.query)
     if before is not None:
         query = query.where(OnCallAlert.id < before)
-    rows = list(query.order_by(OnCallAlert.id.desc()).limit(limit + 1))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return {"alerts": [shown(r) for r in rows], "next_cursor": pages.cursor(rows[-1].id) if more else None}
+    rows, next_cursor = pages.take(query, OnCallAlert.id.desc(), limit, "id")
+    return {"alerts": [shown(r) for r in rows], "next_cursor": next_cursor}
 
 
 def one(call: Call) -> dict[str, Any]:

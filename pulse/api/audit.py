@@ -43,10 +43,8 @@ def index(call: Call) -> dict[str, Any]:
         if not after.isascii() or not after.isdigit():
             raise error(400, "cursor is not one this API gave (use next_cursor as it came)")
         query = query.where(ApiAudit.id < int(after))
-    rows = list(query.order_by(ApiAudit.id.desc()).limit(limit + 1))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return {"audit": [shown(r) for r in rows], "next_cursor": pages.cursor(str(rows[-1].id)) if more else None}
+    rows, next_cursor = pages.take(query, ApiAudit.id.desc(), limit, "id")
+    return {"audit": [shown(r) for r in rows], "next_cursor": next_cursor}
 
 
 def shown(row: ApiAudit) -> dict[str, Any]:

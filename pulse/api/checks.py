@@ -9,30 +9,18 @@ organization's retention says (`pulse.cleanup`); older history is in the uptime'
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pulse.api import pages, params
-from pulse.api.auth import Call, error
-from pulse.models import Component, UptimeCheck
-from pulse.spec import SLUG
-
-
-def component(call: Call) -> Component:
-    """The component the path's ``key`` names in the token's organization; else 404."""
-    key = call.params["key"]
-    row = None
-    if re.fullmatch(SLUG, key):  # a key that cannot be one (a NUL, which PostgreSQL refuses) is not looked up
-        row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
-    if row is None:
-        raise error(404, f"no component {key[:100]!r}")
-    return row
+from pulse.api.auth import Call
+from pulse.api.components import named
+from pulse.models import UptimeCheck
 
 
 def index(call: Call) -> dict[str, Any]:
     limit = pages.limit(call.query)
     since, until = params.instant(call.query, "since"), params.instant(call.query, "until")
-    found = component(call)
+    found = named(call)
     query = UptimeCheck.select(
         UptimeCheck.scheduled_at,
         UptimeCheck.checked_at,
@@ -50,10 +38,8 @@ def index(call: Call) -> dict[str, Any]:
         until = before if until is None else min(until, before)
     if until is not None:
         query = query.where(UptimeCheck.scheduled_at < until)
-    rows = list(query.order_by(UptimeCheck.scheduled_at.desc()).limit(limit + 1))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return {"checks": [shown(r) for r in rows], "next_cursor": pages.cursor(rows[-1].scheduled_at) if more else None}
+    rows, next_cursor = pages.take(query, UptimeCheck.scheduled_at.desc(), limit, "scheduled_at")
+    return {"checks": [shown(r) for r in rows], "next_cursor": next_cursor}
 
 
 def shown(row: UptimeCheck) -> dict[str, Any]:

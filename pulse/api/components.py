@@ -40,20 +40,24 @@ def index(call: Call) -> dict[str, Any]:
     after = pages.after(call.query)
     if after is not None:
         query = query.where(Component.key > after)
-    rows = list(query.order_by(Component.key).limit(limit + 1))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return {"components": [shown(r) for r in rows], "next_cursor": pages.cursor(rows[-1].key) if more else None}
+    rows, next_cursor = pages.take(query, Component.key, limit, "key")
+    return {"components": [shown(r) for r in rows], "next_cursor": next_cursor}
 
 
 def one(call: Call) -> Answer:
+    row = named(call)
+    return Answer(shown(row), headers={"ETag": etag(row.id, row.version)})
+
+
+def named(call: Call) -> Component:
+    """The component the path's ``key`` names in the token's organization; else 404."""
     key = call.params["key"]
     row = None
     if re.fullmatch(SLUG, key):  # a key that cannot be one (a NUL, which PostgreSQL refuses) is not looked up
         row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
     if row is None:
         raise error(404, f"no component {key[:100]!r}")
-    return Answer(shown(row), headers={"ETag": etag(row.id, row.version)})
+    return row
 
 
 def shown(row: Component) -> dict[str, Any]:

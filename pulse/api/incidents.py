@@ -35,12 +35,9 @@ def index(call: Call) -> dict[str, Any]:
     before = pages.after_number(call.query)
     if before is not None:
         query = query.where(Incident.id < before)
-    rows = list(query.order_by(Incident.id.desc()).limit(limit + 1))
-    more = len(rows) > limit
-    rows = rows[:limit]
+    rows, next_cursor = pages.take(query, Incident.id.desc(), limit, "id")
     paged = _alerts(rows)
-    shown_rows = [shown(r, paged.get(r.id)) for r in rows]
-    return {"incidents": shown_rows, "next_cursor": pages.cursor(rows[-1].id) if more else None}
+    return {"incidents": [shown(r, paged.get(r.id)) for r in rows], "next_cursor": next_cursor}
 
 
 def one(call: Call) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import base64
 import binascii
 from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from pulse.api.auth import error
 from pulse.api.params import row_id
@@ -66,6 +67,15 @@ def after_instant(query: Mapping[str, str]) -> datetime | None:
     if instant.tzinfo is None:
         raise _refused()
     return instant
+
+
+def take(query: Any, order: Any, limit: int, key: str) -> tuple[list[Any], str | None]:
+    """The first ``limit`` rows of ``query`` in ``order`` (a column's, unique), and the cursor of the
+    page after them: that of the last row's ``key`` attribute (None on the last page)."""
+    rows = list(query.order_by(order).limit(limit + 1))
+    if len(rows) > limit:
+        return rows[:limit], cursor(getattr(rows[limit - 1], key))
+    return rows, None
 
 
 def cursor(key: str | int | datetime) -> str:

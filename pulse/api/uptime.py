@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from pulse.api.auth import Call, error
-from pulse.api.checks import component
+from pulse.api.components import named
 from pulse.models import utcnow
 from pulse.uptime.history import MAX_DAYS, uptime
 
@@ -19,6 +19,6 @@ def show(call: Call) -> dict[str, Any]:
         if not (text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= MAX_DAYS):
             raise error(400, f"days must be a whole number from 1 to {MAX_DAYS}")
         days = int(text)
-    found = component(call)
+    found = named(call)
     now = utcnow()
     return {"key": found.key, "at": now.isoformat(), **uptime(found.id, found.interval_seconds or 0, now, days)}

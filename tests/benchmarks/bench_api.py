@@ -15,10 +15,10 @@ request when the last is answered):
   baseline);
 - ``list``: ``GET /api/v1/components?limit=50``, the first page, answered in full;
 - ``walk``: every page of ``GET /api/v1/components?limit=50`` (40 at 2,000 components), following
-  ``next_cursor``: each page's latency, and each walk's whole time.
-
-The write's p99 (``POST /api/v1/components``, with the writes of the API) joins ``kinds`` in `main`
-as a kind of its own, measured the same way beside these.
+  ``next_cursor``: each page's latency, and each walk's whole time;
+- ``write``: ``POST /api/v1/components``, an http component made in a second organization (so that
+  the listing stays the same size), validated, written with its audit row and committed, as
+  `pulse.api.writes` does each write; its tokens have the ``write`` scope.
 
 `pulse serve` runs as it is run (`python -m pulse.cli serve`, its INFO line per request written, to
 nowhere). The kinds take turns in rounds of `ROUND` requests (a walk per round), so that a busy spell
@@ -73,7 +73,7 @@ from pulse.api.tokens import create
 from pulse.cli.output import settings
 settings()
 for n in range(int(sys.argv[1])):
-    print(create("bench", ["read"], name=f"bench {n}")[1])
+    print(create(sys.argv[2], [sys.argv[3]], name=f"bench {n}")[1])
 """
 
 
@@ -83,6 +83,7 @@ def configuration(components: int) -> str:
     lines += [
         f'      - {{key: c{i:05d}, name: C{i}, url: "https://c{i}.bench.example/health"}}' for i in range(components)
     ]
+    lines += ["  - slug: bench-writes", "    name: Bench writes"]  # where the writes make theirs
     return "\n".join(lines) + "\n"
 
 
@@ -99,11 +100,16 @@ class Kind:
     cpu_s: dict[str, float] = field(default_factory=dict)
 
 
-def timed(session: requests.Session, url: str, token: str) -> tuple[float, dict]:
+def timed(session: requests.Session, url: str, token: str, body: dict | None = None) -> tuple[float, dict]:
+    """A GET of ``url`` (a POST of ``body``, when given), its latency and its JSON."""
     started = time.perf_counter()
-    answered = session.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    headers = {"Authorization": f"Bearer {token}"}
+    if body is None:
+        answered = session.get(url, headers=headers, timeout=30)
+    else:
+        answered = session.post(url, headers=headers, json=body, timeout=30)
     elapsed = time.perf_counter() - started
-    assert answered.status_code == 200, answered.text[:200]
+    assert answered.status_code == (200 if body is None else 201), answered.text[:200]
     return elapsed, answered.json() if answered.headers["content-type"] == "application/json" else {}
 
 
@@ -144,6 +150,22 @@ def every_page(
     return send
 
 
+def create(port: int, token: Callable[[], str]) -> Callable[[requests.Session, Callable[[], str]], list[float]]:
+    """POSTs of new http components, each with the next of the write tokens ``token()`` gives (not
+    the read token the round offers)."""
+    url, made = f"http://127.0.0.1:{port}/api/v1/components", itertools.count()
+
+    def send(session: requests.Session, _read: Callable[[], str]) -> list[float]:
+        latencies = []
+        for _ in range(ROUND):
+            n = next(made)
+            body = {"key": f"w{n:06d}", "name": f"W{n}", "url": f"https://w{n}.bench.example/health"}
+            latencies.append(timed(session, url, token(), body)[0])
+        return latencies
+
+    return send
+
+
 def run(kinds: dict[str, Kind], token: Callable[[], str], rounds: int, clients: int, *, counted: bool) -> None:
     """``rounds`` rounds, each kind in turn, ``clients`` at once; with ``counted``, their latencies and CPU."""
     sessions = [requests.Session() for _ in range(clients)]
@@ -169,10 +191,23 @@ def run(kinds: dict[str, Kind], token: Callable[[], str], rounds: int, clients: 
         session.close()
 
 
+def tokens(env: dict[str, str], organization: str, scope: str) -> Callable[[], str]:
+    """`TOKENS` tokens of ``organization`` with ``scope``: each call the next one, in turn."""
+    made = subprocess.run([sys.executable, "-c", MAKE_TOKENS, str(TOKENS), organization, scope], env=env, cwd=ROOT,
+                          check=True, capture_output=True, text=True)  # fmt: skip
+    cycle, lock = itertools.cycle(made.stdout.split()), threading.Lock()
+
+    def token() -> str:
+        with lock:
+            return next(cycle)
+
+    return token
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--components", type=int, default=2000)
-    parser.add_argument("--requests", type=int, default=1000, help="of hello and of list, counted")
+    parser.add_argument("--requests", type=int, default=1000, help="of hello, list and write, counted")
     parser.add_argument("--walks", type=int, default=20, help="walks counted (at most one a round)")
     parser.add_argument("--clients", type=int, default=1)
     args = parser.parse_args()
@@ -188,13 +223,9 @@ def main() -> None:
         print(f"`pulse apply`: {args.components} components in {time.monotonic() - started:.1f} s")
     with psycopg.connect(ENV["PULSE_DATABASE_URL"], autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE component")  # what autovacuum (off on the benchmark machine) does after
-    made = subprocess.run([sys.executable, "-c", MAKE_TOKENS, str(TOKENS)], env=env, cwd=ROOT, check=True,
-                          capture_output=True, text=True)  # fmt: skip
-    tokens, lock = itertools.cycle(made.stdout.split()), threading.Lock()
-
-    def token() -> str:
-        with lock:
-            return next(tokens)
+    token, write_token = (
+        tokens(env, organization, scope) for organization, scope in (("bench", "read"), ("bench-writes", "write"))
+    )
 
     port = free_port()
     log = tempfile.TemporaryFile("w+")  # its log: a line per request, shown only if it fails to start
@@ -218,6 +249,7 @@ def main() -> None:
                 "hello": Kind(hello(hello_port), {"server": lambda: cpu_seconds([hello_pid])}),
                 "list": Kind(first_page(port), served),
                 "walk": Kind(every_page(port, args.components, walks), served),
+                "write": Kind(create(port, write_token), served),
             }
             rounds = max(-(-args.requests // (ROUND * args.clients)), -(-args.walks // args.clients))
             started = time.monotonic()

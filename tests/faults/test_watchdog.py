@@ -30,7 +30,7 @@ def test_a_message_stuck_in_c_gets_its_process_replaced_then_is_dead_lettered(wo
 
     replaced = []
     for _ in range(2):  # its first attempt, and its one retry
-        code = worker.process.wait(30)
+        code = worker.exited(30)
         replaced.append(time.monotonic() - started)
         assert code != 0 and "past its time limit" in worker.output, worker.output
         # The supervisor starts it again; not waited for: the stuck message, back, may take its

@@ -108,6 +108,14 @@ class WorkerProcess:
             raise AssertionError(f"worker did not start:\n{self.output}")
         return self
 
+    def exited(self, timeout: float) -> int:
+        """Its exit code, once it exits by itself within ``timeout`` seconds; else AssertionError
+        with what it wrote (its processes, still running, are left for the fixture to stop)."""
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"worker did not exit within {timeout:g} s:\n{self.output}") from None
+
     def kill(self) -> None:
         """SIGKILL every process of the group, as a crash would."""
         os.killpg(self.process.pid, signal.SIGKILL)

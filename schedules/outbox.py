@@ -1,6 +1,8 @@
-"""Every minute, send the events a crash left unsent (see `pulse.events`), and the notifications
-no message will deliver any more (see `pulse.notifications.sweep`); and tell the channels again of
-the incidents still open of components that repeat while down (`pulse.components.repeats`)."""
+"""The outbox: a claim-and-send loop (`pulse.recurring.loop`), run by a worker process consuming
+`notifications`, sends the events their writer did not (`pulse.events`: `pulse serve`'s, and a
+stopped worker's). Every minute, a tick sends the notifications no message will deliver any more
+(`pulse.notifications.sweep`); another tells the channels again of the incidents still open of
+components that repeat while down (`pulse.components.repeats`)."""
 
 import logging
 
@@ -10,14 +12,25 @@ from pulse.components import repeats
 from pulse.models import utcnow
 from pulse.notifications import sweep as notifications
 from pulse.rabbitmq.publish import send_all
+from pulse.recurring import loop
 from pulse.recurring.ticks import tick
 
 logger = logging.getLogger(__name__)
 
+OUTBOX = loop.declare(
+    loop.Loop(
+        name="outbox",
+        queue="notifications",
+        claim=events.claim,
+        next_due=events.next_due,
+        message=lambda key, due_at: events.message(key),
+        ahead=False,  # an event is its writer's to send for its grace
+    )
+)
+
 
 @tick("notifications", "* * * * *", time_limit_ms=60_000)
 def sweep_tick() -> None:
-    events.sweep()
     stale = notifications.stale()
     if stale:
         send_all([send.message(notification_id) for notification_id in stale])

@@ -69,7 +69,7 @@ def test_workers_and_scheduler_reconnect_and_nothing_is_lost(
             "checks scheduled after the restart",
             timeout=45,
         )
-        # The next tick's sweep sends the event the outage left behind; it is delivered.
+        # The outbox loop sends the event the outage left behind; it is delivered.
         wait_for(
             lambda: (
                 Event.get_by_id(lost).sent_at is not None

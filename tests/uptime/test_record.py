@@ -201,7 +201,7 @@ def test_two_checks_finishing_together_apply_the_change_once(make_component, tar
     assert sorted(Event.get_by_id(i).type for i in event_ids) == sorted([INCIDENT_OPENED, STATUS_CHANGED])
 
 
-def test_the_outbox_sweep_sends_what_a_crash_left_unsent(make_component, target, settings):
+def test_the_outbox_loop_sends_what_a_writer_left_unsent(make_component, target, settings, caplog):
     component = make_component(target)
     old = utcnow() - timedelta(minutes=2)
     left = Event.create(
@@ -209,11 +209,15 @@ def test_the_outbox_sweep_sends_what_a_crash_left_unsent(make_component, target,
     )
     fresh = Event.create(organization=component.organization_id, type=STATUS_CHANGED, payload={})
 
-    assert events.sweep() == 1
+    with db.atomic():
+        claimed = events.claim(utcnow())
+    assert claimed == [(("broadcast", left.id, STATUS_CHANGED), old + events.GRACE)]
     assert Event.get_by_id(left.id).sent_at is not None
     assert Event.get_by_id(fresh.id).sent_at is None  # its own sender may still be at work
-    assert events.sweep() == 0
-    assert notifications_ready(settings) == 1
+    assert "Sent 1 event(s) unsent for more than 30 s" in caplog.text
+    assert events.next_due() == fresh.created_at + events.GRACE
+    with db.atomic():
+        assert events.claim(utcnow()) == []
 
 
 def test_the_same_slot_checked_twice_at_once_counts_once(make_component, target):

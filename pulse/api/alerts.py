@@ -26,7 +26,7 @@ STATUSES = (TRIGGERED, ACKNOWLEDGED, EXHAUSTED, RESOLVED)
 
 def index(call: Call) -> dict[str, Any]:
     limit = pages.limit(call.query)
-    query = _listed().where(OnCallAlert.organization == call.organization_id)
+    query = listed().where(OnCallAlert.organization == call.organization_id)
     status = params.one_of(call.query, "status", STATUSES)
     if status is not None:
         query = query.where(OnCallAlert.status == status)
@@ -48,9 +48,14 @@ def one(call: Call) -> dict[str, Any]:
     number = params.row_id(text)
     row = None
     if number is not None:
-        row = _listed().where(OnCallAlert.organization == call.organization_id, OnCallAlert.id == number).first()
+        row = listed().where(OnCallAlert.organization == call.organization_id, OnCallAlert.id == number).first()
     if row is None:
         raise error(404, f"no alert {text[:100]!r}")
+    return detail(row)
+
+
+def detail(row: OnCallAlert) -> dict[str, Any]:
+    """An alert as ``GET /api/v1/alerts/{id}`` shows it: with its timeline."""
     steps = timelines([row]).get(row.id, [])
     return {**shown(row), "timeline": [{k: v for k, v in step.items() if k != "error"} for step in steps]}
 
@@ -77,7 +82,7 @@ def shown(row: OnCallAlert) -> dict[str, Any]:
     }
 
 
-def _listed() -> Any:
+def listed() -> Any:
     """Alerts with their component's key and their source's, in one query."""
     return (
         OnCallAlert.select(OnCallAlert, Component.key, AlertSource.key)

@@ -25,9 +25,8 @@ from pydantic import ValidationError
 from pulse.api import audit
 from pulse.api.auth import Answer, error
 from pulse.api.components import shown
-from pulse.api.writes import Change, etag, matched
+from pulse.api.writes import Change, etag, invalid, matched
 from pulse.db import db
-from pulse.inbound.bounds import RefusedError
 from pulse.models import Component, EscalationPolicy, Organization, utcnow
 from pulse.spec import SLUG, messages
 from pulse.uptime import spec as uptime
@@ -111,14 +110,8 @@ def _spec(document: Any) -> uptime.ComponentSpec:
     except ValidationError as e:
         problems += messages(e.errors())
     if problems:
-        raise invalid(problems)
+        raise invalid("component", problems)
     return spec
-
-
-def invalid(problems: list[str]) -> RefusedError:
-    """422, listing each problem (``$.path: reason``) beside the error."""
-    text = "the component is not valid"
-    return RefusedError(422, text, body={"error": text, "problems": problems})
 
 
 def _owned(change: Change) -> Component:
@@ -145,7 +138,7 @@ def _owned(change: Change) -> Component:
 def _changed(current: Component, spec: uptime.ComponentSpec) -> Answer:
     if spec.key != current.key:
         problem = f"$.key: is {current.key!r}, as the URL says: a component's key does not change"
-        raise invalid([problem])
+        raise invalid("component", [problem])
     row = _write(current.organization_id, spec, current)
     return Answer(shown(row), headers={"ETag": etag(row.id, row.version)})
 
@@ -158,14 +151,14 @@ def _write(organization_id: int, spec: uptime.ComponentSpec, current: Component 
         )
         if policy is None:
             problem = f"$.escalation_policy: this organization has no escalation policy {spec.escalation_policy!r}"
-            raise invalid([problem])
+            raise invalid("component", [problem])
     try:
         with db.atomic():  # a savepoint: the refusal below is answered, the request's transaction rolled back
             uptime.upsert(organization_id, spec, current, None if policy is None else policy.id, owner=OWNER)
     except peewee.IntegrityError as e:
         if "heartbeat_monitor" in str(e):
             problem = "$.token: another heartbeat has this token"
-            raise invalid([problem]) from None
+            raise invalid("component", [problem]) from None
         raise error(
             409, f"component {spec.key!r} exists: PUT or PATCH /api/v1/components/{spec.key} changes it"
         ) from None

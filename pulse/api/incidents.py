@@ -22,7 +22,7 @@ STATUSES = ("open", "resolved")
 
 def index(call: Call) -> dict[str, Any]:
     limit = pages.limit(call.query)
-    query = _listed().where(Incident.organization == call.organization_id)
+    query = listed().where(Incident.organization == call.organization_id)
     status = params.one_of(call.query, "status", STATUSES)
     if status is not None:
         query = query.where(Incident.resolved_at.is_null(status == "open"))
@@ -45,9 +45,14 @@ def one(call: Call) -> dict[str, Any]:
     number = params.row_id(text)
     row = None
     if number is not None:
-        row = _listed().where(Incident.organization == call.organization_id, Incident.id == number).first()
+        row = listed().where(Incident.organization == call.organization_id, Incident.id == number).first()
     if row is None:
         raise error(404, f"no incident {text[:100]!r}")
+    return detail(row)
+
+
+def detail(row: Incident) -> dict[str, Any]:
+    """An incident as ``GET /api/v1/incidents/{id}`` shows it: with its updates, oldest first."""
     updates = IncidentUpdate.select().where(IncidentUpdate.incident == row.id).order_by(IncidentUpdate.id)
     steps = [{"at": u.created_at.isoformat(), "status": u.status, "message": u.message} for u in updates]
     return {**shown(row, _alerts([row]).get(row.id)), "updates": steps}
@@ -67,7 +72,7 @@ def shown(row: Incident, alert_id: int | None) -> dict[str, Any]:
     }
 
 
-def _listed() -> Any:
+def listed() -> Any:
     """Incidents with their component's key, in one query."""
     return Incident.select(Incident, Component.key).join(Component, JOIN.LEFT_OUTER)
 

@@ -1,5 +1,6 @@
 """The API's routes under ``/api/v1`` (`pulse.app` serves them), each with the scope a token needs
-(``write`` for `pulse.api.writes`' routes), sharing one rate limiter (one budget per token across
+(``write`` for what the file declares, ``incidents`` and ``oncall`` for `pulse.api.writes`' other
+routes), sharing one rate limiter (one budget per token across
 the API), and last, for any other path or method under ``/api/v1``, a JSON 404 or 405 (``Allow``),
 as an API client reads."""
 
@@ -9,7 +10,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
-from pulse.api import alerts, audit, checks, component_writes, components, incidents, organization, uptime
+from pulse.api import (
+    alert_writes,
+    alerts,
+    audit,
+    checks,
+    component_writes,
+    components,
+    incident_writes,
+    incidents,
+    organization,
+    uptime,
+)
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
 from pulse.api.writes import write_route
 from pulse.inbound.limits import TokenBuckets
@@ -48,6 +60,32 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
             object_type="component",
             buckets=buckets,
         ),
+        write_route(
+            f"{PREFIX}/incidents",
+            {"POST": incident_writes.open_incident},
+            object_type="incident",
+            buckets=buckets,
+            scope=incident_writes.SCOPE,
+        ),
+        write_route(
+            f"{PREFIX}/incidents/{{id}}/updates",
+            {"POST": incident_writes.post_update},
+            object_type="incident",
+            buckets=buckets,
+            scope=incident_writes.SCOPE,
+            action="update",
+        ),
+    ]
+    served += [
+        write_route(
+            f"{PREFIX}/alerts/{{id}}/{name}",
+            {"POST": write},
+            object_type="alert",
+            buckets=buckets,
+            scope=alert_writes.SCOPE,
+            action=name,
+        )
+        for name, write in (("acknowledge", alert_writes.acknowledge), ("resolve", alert_writes.resolve))
     ]
 
     async def elsewhere(request: Request) -> Response:

@@ -1,5 +1,6 @@
 """The API's writes: `write_route`, a route that changes what a token's organization has (scope
-``write``). A request is authenticated as a read is (`pulse.api.auth`: 401, 429, 403), its body read
+``write`` for what the configuration file declares, ``incidents`` and ``oncall`` for incidents and
+alerts). A request is authenticated as a read is (`pulse.api.auth`: 401, 429, 403), its body read
 within `MAX_BODY` bytes (413), and then, in a worker thread, in one transaction:
 
 1. the body, JSON or none (400 naming what is wrong with it: `pulse.inbound.jsonbody`);
@@ -10,7 +11,8 @@ within `MAX_BODY` bytes (413), and then, in a worker thread, in one transaction:
    running waits for it (the key's row is locked) and is answered the same. Only a write that
    succeeded keeps its key: a refused one (4xx) can be retried with it;
 3. the route's write, which may refuse (400, 404, 409, 412, 422) and then writes nothing;
-4. the audit row (`pulse.api.audit`): the token, the action, the object's type and key, the status.
+4. the audit row (`pulse.api.audit`): the token, the action, the object's type and key (or id),
+   the status.
 
 A refusal rolls the transaction back, and is audited on its own. ``If-Match`` (RFC 9110) is the
 route's to check against the object's `etag`: `matched`.
@@ -23,8 +25,9 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,6 +40,9 @@ from pulse.inbound import jsonbody
 from pulse.inbound.bounds import RefusedError, read_body
 from pulse.inbound.limits import TokenBuckets
 from pulse.models import utcnow
+from pulse.spec import messages
+
+M = TypeVar("M", bound=BaseModel)
 
 SCOPE = "write"
 MAX_BODY = 1024 * 1024  # bytes: a component's largest fields (a CA, a body, 50 headers) fit
@@ -86,13 +92,23 @@ class _Request:
     idempotency_key: str | None
 
 
-def write_route(path: str, writes: Mapping[str, Write], *, object_type: str, buckets: TokenBuckets) -> Route:
+def write_route(
+    path: str,
+    writes: Mapping[str, Write],
+    *,
+    object_type: str,
+    buckets: TokenBuckets,
+    scope: str = SCOPE,
+    action: str | None = None,
+) -> Route:
     """A route at ``path`` answering each method of ``writes`` (POST, PUT, PATCH, DELETE) with its
-    write, to a token with the ``write`` scope.
+    write, to a token with ``scope``.
 
     Parameters:
       object_type: what the route writes, as the audit names it (``component``).
       buckets: the rate limiter the API's routes share.
+      action: what the audit calls the write (``acknowledge``), when it is not the method's
+        (`ACTIONS`).
     """
 
     async def endpoint(request: Request) -> Response:
@@ -108,15 +124,17 @@ def write_route(path: str, writes: Mapping[str, Write], *, object_type: str, buc
             idempotency_key=idempotency_key,
         )
         write = writes[request.method]
-        return answered(await run_in_threadpool(_written, write, key, object_type, asked, utcnow()))
+        audited = (scope, action or ACTIONS[request.method], object_type)
+        return answered(await run_in_threadpool(_written, write, key, audited, asked, utcnow()))
 
     return Route(path, endpoint, methods=list(writes))
 
 
-def _written(write: Write, key: bytes, object_type: str, asked: _Request, now: datetime) -> Answer:
+def _written(write: Write, key: bytes, audited: tuple[str, str, str], asked: _Request, now: datetime) -> Answer:
+    scope, action, object_type = audited
     with db.connection_context():
-        token = authenticate(key, SCOPE, now)
-        action, object_key = ACTIONS[asked.method], asked.params.get("key", "")
+        token = authenticate(key, scope, now)
+        object_key = asked.params.get("key") or asked.params.get("id", "")
         try:
             with db.atomic():
                 document = _document(asked.body)
@@ -130,6 +148,8 @@ def _written(write: Write, key: bytes, object_type: str, asked: _Request, now: d
                     done = write(change)
                     if asked.idempotency_key is not None:
                         _keep(token.id, asked.idempotency_key, done)
+                if not object_key and isinstance(done.body, dict) and "id" in done.body:
+                    object_key = str(done.body["id"])  # a created incident's
                 audit.record(token.organization_id, token.id, action, object_type, object_key, done.status, now)
                 return done
         except RefusedError as e:
@@ -170,6 +190,23 @@ def _replayed(token_id: int, key: str, sha: bytes, now: datetime) -> Answer | No
 
 def _keep(token_id: int, key: str, done: Answer) -> None:
     db.execute_sql(KEEP, (done.status, json.dumps(dict(done.headers)), json.dumps(done.body), token_id, key))
+
+
+def invalid(what: str, problems: list[str]) -> RefusedError:
+    """422: ``what`` is not valid, listing each problem (``$.path: reason``) beside the error."""
+    text = f"the {what} is not valid"
+    return RefusedError(422, text, body={"error": text, "problems": problems})
+
+
+def validated(model: type[M], document: Any, what: str, fields: str) -> M:
+    """``document``, the body of ``what`` (``incident``) with its ``fields``, as ``model`` validates
+    it: 400 for a body that is not a JSON object, 422 listing every problem with its JSON path."""
+    if not isinstance(document, dict):
+        raise error(400, f"the body must be a JSON object: the {what} ({fields})")
+    try:
+        return model.model_validate(document)
+    except ValidationError as e:
+        raise invalid(what, messages(e.errors())) from None
 
 
 def etag(object_id: int, version: int) -> str:

@@ -15,7 +15,7 @@ from pulse.components import incidents
 from pulse.components.snapshot import COLUMNS, Snapshot
 from pulse.components.status import MAINTENANCE, OPERATIONAL, OUTAGES
 from pulse.db import db
-from pulse.models import Component, Incident, utcnow
+from pulse.models import Component, utcnow
 from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, STATUS_CHANGED
 
 LOCK = f"SELECT {COLUMNS} FROM component c WHERE c.id = %(id)s FOR NO KEY UPDATE OF c"
@@ -52,23 +52,9 @@ def apply(component: Snapshot, seen: str, reason: str, now: datetime, **fields: 
     if component.auto_incident and after.status in OUTAGES and before.status not in OUTAGES:
         opened = incidents.open_automatic(component, after.status, reason, now)
         if opened:
-            event_ids.append(_incident_event(INCIDENT_OPENED, opened, about))
+            event_ids.append(incidents.event(INCIDENT_OPENED, opened, about))
     if after.status == OPERATIONAL:
         resolved = incidents.resolve_automatic(component, f"{component.name} is operational again.", now)
         if resolved:
-            event_ids.append(_incident_event(INCIDENT_RESOLVED, resolved, about))
+            event_ids.append(incidents.event(INCIDENT_RESOLVED, resolved, about))
     return event_ids
-
-
-def _incident_event(kind: str, incident: Incident, component: dict[str, Any]) -> int:
-    payload = {
-        "component": component,
-        "incident": {
-            "id": incident.id,
-            "title": incident.title,
-            "impact": incident.impact,
-            "started_at": incident.started_at.isoformat(),
-            "resolved_at": incident.resolved_at and incident.resolved_at.isoformat(),
-        },
-    }
-    return events.emit(kind, incident.organization_id, payload, component_id=component["id"], incident_id=incident.id)

@@ -1,11 +1,23 @@
-"""Incidents opened and resolved automatically with their component's status."""
+"""Incidents: opened and resolved automatically with their component's status, or by hand (the
+API) with a stage and a message, then updated stage by stage until resolved. Each change writes its
+event (`event`) in the caller's transaction: ``incident.opened``, ``incident.updated`` and
+``incident.resolved``, which tell the channels and subscribers and, for an incident of a component
+with an escalation policy, open and resolve its on-call alert (`pulse.events`).
+
+An incident opened by hand is resolved by hand: its component's recovery leaves it open (the
+people who opened it say when it is over), and while it is open the component opens no automatic
+incident of its own (one open incident per component).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
+from pulse import events
 from pulse.components.snapshot import Snapshot
-from pulse.models import Incident, IncidentUpdate
+from pulse.models import Component, Incident, IncidentUpdate
+from pulse.models.event import INCIDENT_OPENED, INCIDENT_RESOLVED, INCIDENT_UPDATED
 from pulse.models.incident import INVESTIGATING, RESOLVED
 
 
@@ -43,3 +55,67 @@ def resolve_automatic(component: Snapshot, reason: str, now: datetime) -> Incide
         return None
     IncidentUpdate.create(incident=resolved[0].id, status=RESOLVED, message=reason, created_at=now)
     return resolved[0]
+
+
+def open_by_hand(
+    organization_id: int, component: Component | None, title: str, impact: str, stage: str, message: str, now: datetime
+) -> Incident | None:
+    """Open an incident (of ``component``, or of none) at ``stage`` with its first update, and
+    its event. None, writing nothing, when the component has an incident open already."""
+    incident_id = (
+        Incident.insert(
+            organization=organization_id,
+            component=component,
+            title=title,
+            status=stage,
+            impact=impact,
+            automatic=False,
+            started_at=now,
+        )
+        .on_conflict_ignore()
+        .execute()
+    )
+    if incident_id is None:
+        return None
+    IncidentUpdate.create(incident=incident_id, status=stage, message=message, created_at=now)
+    incident = Incident.get_by_id(incident_id)
+    event(INCIDENT_OPENED, incident, _about(component), message)
+    return incident
+
+
+def post_update(incident: Incident, stage: str, message: str, now: datetime) -> Incident:
+    """Add an update to the open ``incident`` (its row locked by the caller), moving it to ``stage``:
+    RESOLVED resolves it. Writes its event; returns the incident as it is now."""
+    fields: dict[str, Any] = {"status": stage}
+    if stage == RESOLVED:
+        fields["resolved_at"] = now
+    Incident.update(**fields).where(Incident.id == incident.id).execute()
+    IncidentUpdate.create(incident=incident.id, status=stage, message=message, created_at=now)
+    changed = Incident.get_by_id(incident.id)
+    component = Component.get_or_none(Component.id == incident.component_id) if incident.component_id else None
+    event(INCIDENT_RESOLVED if stage == RESOLVED else INCIDENT_UPDATED, changed, _about(component), message)
+    return changed
+
+
+def event(kind: str, incident: Incident, component: dict[str, Any] | None, message: str | None = None) -> int:
+    """Write the event of ``kind`` about ``incident`` (of ``component``: its id, key and name), with
+    the ``message`` of the update that made it, if people wrote one."""
+    payload: dict[str, Any] = {
+        "component": component,
+        "incident": {
+            "id": incident.id,
+            "title": incident.title,
+            "status": incident.status,
+            "impact": incident.impact,
+            "started_at": incident.started_at.isoformat(),
+            "resolved_at": incident.resolved_at and incident.resolved_at.isoformat(),
+        },
+    }
+    if message is not None:
+        payload["message"] = message
+    component_id = component["id"] if component else None
+    return events.emit(kind, incident.organization_id, payload, component_id=component_id, incident_id=incident.id)
+
+
+def _about(component: Component | None) -> dict[str, Any] | None:
+    return None if component is None else {"id": component.id, "key": component.key, "name": component.name}

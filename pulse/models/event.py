@@ -8,13 +8,14 @@ from pulse.models.organization import Organization
 STATUS_CHANGED = "component.status_changed"
 INCIDENT_OPENED = "incident.opened"
 INCIDENT_RESOLVED = "incident.resolved"
+INCIDENT_UPDATED = "incident.updated"  # an update people posted to an open incident (the API)
 ONCALL_EXHAUSTED = "oncall.exhausted"  # an on-call alert no one acknowledged: for the organization's channels
 COMPONENT_STILL_DOWN = "component.still_down"  # a repeat while an incident stays open: for the channels
 CERTIFICATE_EXPIRING = "certificate.expiring"  # a TLS certificate days from expiry: for the channels
 DOMAIN_EXPIRING = "domain.expiring"  # a domain's registration days from expiry: for the channels
 EVENT_TYPES = (
-    STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED, COMPONENT_STILL_DOWN, CERTIFICATE_EXPIRING,
-    DOMAIN_EXPIRING,
+    STATUS_CHANGED, INCIDENT_OPENED, INCIDENT_UPDATED, INCIDENT_RESOLVED, ONCALL_EXHAUSTED, COMPONENT_STILL_DOWN,
+    CERTIFICATE_EXPIRING, DOMAIN_EXPIRING,
 )  # fmt: skip
 ONCALL_PAGE = "oncall.page"  # an on-call alert's pages are its notifications; never broadcast
 ONCALL_REMINDER = "oncall.reminder"  # an acknowledged alert still open, to whoever acknowledged it

@@ -13,6 +13,7 @@ from pulse.models.event import (
     DOMAIN_EXPIRING,
     INCIDENT_OPENED,
     INCIDENT_RESOLVED,
+    INCIDENT_UPDATED,
     ONCALL_EXHAUSTED,
     ONCALL_PAGE,
     ONCALL_REMINDER,
@@ -56,26 +57,8 @@ def render(
             previous_status=before,
             url=url,
         )
-    if kind in (INCIDENT_OPENED, INCIDENT_RESOLVED):
-        opened = kind == INCIDENT_OPENED
-        title = incident.get("title") or f"{component} incident"
-        when = _time(incident.get("started_at" if opened else "resolved_at")) or since
-        return Notice(
-            kind=kind,
-            title=f"Incident opened: {title}" if opened else f"Resolved: {title}",
-            summary=(
-                f"An incident was opened for {component}: {status_name(incident.get('impact')).lower()}."
-                if opened
-                else f"The incident on {component} is resolved."
-            ),
-            organization=organization,
-            since=when,
-            severity=CRITICAL if opened else RESOLVED,
-            event_id=event_id,
-            component=component,
-            status=incident.get("impact") if opened else status.OPERATIONAL,
-            url=url,
-        )
+    if kind in (INCIDENT_OPENED, INCIDENT_UPDATED, INCIDENT_RESOLVED):
+        return _incident(event_id, kind, payload, organization, since, url)
     if kind == COMPONENT_STILL_DOWN:
         title = incident.get("title") or f"{component} incident"
         started = _time(incident.get("started_at")) or since
@@ -94,6 +77,33 @@ def render(
     return Notice(
         kind=kind, title=kind, summary=str(payload.get("summary", "")), organization=organization, since=since,
         severity=INFO, event_id=event_id, component=component, url=url,
+    )  # fmt: skip
+
+
+def _incident(
+    event_id: int, kind: str, payload: dict[str, Any], organization: str, since: datetime, url: str | None
+) -> Notice:
+    """An incident opened, updated or resolved: what people wrote (``message``, from the API) when
+    they wrote something, else what the change was."""
+    component = (payload.get("component") or {}).get("name")
+    incident = payload.get("incident") or {}
+    title = incident.get("title") or f"{component} incident"
+    message = payload.get("message")
+    on = f" on {component}" if component else ""
+    if kind == INCIDENT_OPENED:
+        headline, severity, state = f"Incident opened: {title}", CRITICAL, incident.get("impact")
+        when = _time(incident.get("started_at"))
+        said = f"An incident was opened{' for ' + component if component else ''}: "
+        said += f"{status_name(incident.get('impact')).lower()}."
+    elif kind == INCIDENT_UPDATED:
+        headline, severity, state, when = f"Update: {title}", INFO, incident.get("impact"), since
+        said = f"The incident{on} is {str(incident.get('status') or '').lower()}."
+    else:
+        headline, severity, state = f"Resolved: {title}", RESOLVED, status.OPERATIONAL
+        when, said = _time(incident.get("resolved_at")), f"The incident{on} is resolved."
+    return Notice(
+        kind=kind, title=headline, summary=message or said, organization=organization, since=when or since,
+        severity=severity, event_id=event_id, component=component, status=state, url=url,
     )  # fmt: skip
 
 

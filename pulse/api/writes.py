@@ -24,7 +24,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -40,13 +40,13 @@ from pulse.inbound import jsonbody
 from pulse.inbound.bounds import RefusedError, read_body
 from pulse.inbound.limits import TokenBuckets
 from pulse.models import utcnow
+from pulse.models.api_writes import KEY_LIFETIME
 from pulse.spec import messages
 
 M = TypeVar("M", bound=BaseModel)
 
 SCOPE = "write"
 MAX_BODY = 1024 * 1024  # bytes: a component's largest fields (a CA, a body, 50 headers) fit
-KEY_LIFETIME = timedelta(hours=24)  # an Idempotency-Key is honoured this long after its first use
 ACTIONS = {"POST": "create", "PUT": "replace", "PATCH": "patch", "DELETE": "delete"}
 REUSED = "Keys for idempotent requests can only be used with the same parameters"
 

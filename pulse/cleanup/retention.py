@@ -10,7 +10,8 @@ for a moment, so writers keep their pace while it runs.
   of each slot (with the uptime checks' retention), notifications that are
   over, resolved on-call alerts (their timelines with them), events that were sent and have no
   delivery or alert left, rollups, dead-letter records, the cleanup's own history, and the expiry
-  warnings of certificates and domains expired for a while (`WARNINGS_KEPT`).
+  warnings of certificates and domains expired for a while (`WARNINGS_KEPT`), and the API's
+  idempotency keys once they expire (`pulse.models.api_writes.KEY_LIFETIME`).
 
 Each step is its own statement and transaction, and takes only rows older than their rule when it
 runs, so a run can stop anywhere (a crash, its time budget) and the next run simply goes on: a
@@ -31,6 +32,7 @@ from typing import Any
 from pulse.cleanup import partitions, rollups
 from pulse.cleanup.spec import DEFAULTS, seconds_sql
 from pulse.db import db
+from pulse.models.api_writes import KEY_LIFETIME
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +98,7 @@ def tables(dead_letters: timedelta) -> list[Table]:
               kept=WARNINGS_KEPT),
         Table("domain_warning", "expires_at", "component_id, expires_at, threshold_days", "domain_warnings",
               kept=WARNINGS_KEPT),
+        Table("api_idempotency", "created_at", "token_id, key", "idempotency_keys", kept=KEY_LIFETIME),
     ]  # fmt: skip
 
 

@@ -1,8 +1,12 @@
+from datetime import timedelta
+
 from peewee import BigAutoField, BlobField, CharField, CompositeKey, ForeignKeyField, IntegerField, JSONField, TextField
 
 from pulse.models.api_token import ApiToken
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.organization import Organization
+
+KEY_LIFETIME = timedelta(hours=24)  # an Idempotency-Key is honoured this long after its first use, then deleted
 
 
 class ApiIdempotency(BaseModel):

@@ -13,6 +13,8 @@ from pulse.db import db
 from pulse.models import (
     AlertEvent,
     AlertSource,
+    ApiIdempotency,
+    ApiToken,
     CleanupRun,
     ComponentRollup,
     Event,
@@ -24,6 +26,7 @@ from pulse.models import (
     RollupState,
     UptimeCheck,
 )
+from pulse.models.api_writes import KEY_LIFETIME
 from tests.cleanup.conftest import DAY, HOUR, NOW, add_checks
 
 DEAD_LETTERS = timedelta(days=30)
@@ -230,6 +233,15 @@ def test_dead_letters_and_rollups_go_after_theirs(component):
     assert (found(report, "failed_message").rows, found(report, "component_rollup").rows) == (1, 1)
     assert [m.message_id for m in FailedMessage.select()] == ["young"]
     assert [r.start for r in ComponentRollup.select()] == [TODAY - 395 * DAY]
+
+
+def test_idempotency_keys_go_once_they_expire(acme):
+    token = ApiToken.create(organization=acme, scopes=["write"], token_sha256=b"t" * 32)
+    for key, age in (("old", KEY_LIFETIME + HOUR), ("young", KEY_LIFETIME - HOUR)):
+        ApiIdempotency.create(token=token, key=key, request_sha256=b"s" * 32, created_at=NOW - age)
+    report = clean()
+    assert found(report, "api_idempotency").rows == 1
+    assert [k.key for k in ApiIdempotency.select()] == ["young"]
 
 
 def test_a_run_out_of_time_goes_on_where_it_stopped(rolled):

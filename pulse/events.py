@@ -99,7 +99,10 @@ def claim(horizon: datetime) -> list[tuple[tuple[str, int, str], datetime]]:
     rows = db.execute_sql(CLAIM, params).fetchall()
     late = sum(1 for row in rows if row[3] <= horizon - LATE)
     if late:
-        logger.warning("Sent %d event(s) unsent for more than %d s (their writer stopped first).", late, LATE.seconds)
+        logger.warning(
+            "Sending %d event(s) unsent for more than %d s: their writer stopped before sending them, or RabbitMQ "
+            "was away.", late, LATE.seconds,
+        )  # fmt: skip
     return [(key, created_at + GRACE) for event_id, kind, incident_id, created_at in rows
             for key in _keys(event_id, kind, incident_id)]  # fmt: skip
 

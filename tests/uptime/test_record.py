@@ -214,7 +214,7 @@ def test_the_outbox_loop_sends_what_a_writer_left_unsent(make_component, target,
     assert claimed == [(("broadcast", left.id, STATUS_CHANGED), old + events.GRACE)]
     assert Event.get_by_id(left.id).sent_at is not None
     assert Event.get_by_id(fresh.id).sent_at is None  # its own sender may still be at work
-    assert "Sent 1 event(s) unsent for more than 30 s" in caplog.text
+    assert "Sending 1 event(s) unsent for more than 30 s" in caplog.text
     assert events.next_due() == fresh.created_at + events.GRACE
     with db.atomic():
         assert events.claim(utcnow()) == []

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from pulse.api import alerts, params
 from pulse.api.auth import Answer, error
+from pulse.api.declared import Operation
 from pulse.api.writes import Change, invalid, validated
 from pulse.models import OnCallAlert, utcnow
 from pulse.models.alert import ACKNOWLEDGED, RESOLVED
@@ -75,3 +76,23 @@ def _alert(change: Change) -> OnCallAlert:
 
 def _or_empty(document: Any) -> Any:
     return {} if document is None else document
+
+
+ACKNOWLEDGE = Operation(
+    "Acknowledge an on-call alert: its escalation stops",
+    alerts.AlertDetail,
+    body=Acknowledgement,
+    body_required=False,
+    refusals=(404, 409),
+    example=alerts.DETAIL,
+    body_example={"by": "carol"},
+)
+RESOLVE = Operation(
+    "Resolve an on-call alert",
+    alerts.AlertDetail,
+    body=Resolution,
+    body_required=False,
+    refusals=(404,),
+    example=alerts.DETAIL,
+    body_example={"note": "the deploy was rolled back"},
+)

@@ -5,10 +5,12 @@ organization's rows, newest first, a page at a time (`pulse.api.pages`)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from pulse.api import pages
 from pulse.api.auth import Call, error
+from pulse.api.declared import Operation
 from pulse.inbound.jsonbody import storable
 from pulse.models import ApiAudit
 
@@ -35,7 +37,22 @@ def record(
     ).execute()
 
 
-def index(call: Call) -> dict[str, Any]:
+class AuditRow(TypedDict):
+    id: int
+    at: str
+    token_id: int | None
+    action: str
+    object_type: str
+    object_key: str
+    status: int
+
+
+class AuditPage(TypedDict):
+    audit: list[AuditRow]
+    next_cursor: str | None
+
+
+def index(call: Call) -> AuditPage:
     limit = pages.limit(call.query)
     query = ApiAudit.select().where(ApiAudit.organization == call.organization_id)
     after = pages.after(call.query)
@@ -47,7 +64,7 @@ def index(call: Call) -> dict[str, Any]:
     return {"audit": [shown(r) for r in rows], "next_cursor": next_cursor}
 
 
-def shown(row: ApiAudit) -> dict[str, Any]:
+def shown(row: ApiAudit) -> AuditRow:
     return {
         "id": row.id,
         "at": row.at.isoformat(),
@@ -57,3 +74,25 @@ def shown(row: ApiAudit) -> dict[str, Any]:
         "object_key": row.object_key,
         "status": row.status,
     }
+
+
+INDEX = Operation(
+    "The audit of the API's writes, newest first",
+    AuditPage,
+    query=pages.QUERY,
+    refusals=(400,),
+    example={
+        "audit": [
+            {
+                "id": 7,
+                "at": "2026-12-07T18:20:11.204000+00:00",
+                "token_id": 3,
+                "action": "patch",
+                "object_type": "component",
+                "object_key": "api",
+                "status": 200,
+            }
+        ],
+        "next_cursor": "Nw",
+    },
+)

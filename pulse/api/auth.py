@@ -23,8 +23,8 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
+from pulse.api.declared import Asked, DeclaredRoute, Operation
 from pulse.api.tokens import TOKEN
 from pulse.db import db
 from pulse.inbound.bounds import RefusedError
@@ -87,20 +87,27 @@ def unauthorized(reason: str) -> RefusedError:
     return RefusedError(401, reason, headers={"WWW-Authenticate": "Bearer"}, body={"error": UNAUTHORIZED})
 
 
-def api_route(path: str, read: Read, *, scope: str, buckets: TokenBuckets) -> Route:
+def api_route(
+    path: str, read: Read, *, scope: str, buckets: TokenBuckets, doc: Operation | None = None
+) -> DeclaredRoute:
     """A GET route at ``path`` answering what ``read`` returns, as JSON, to a token with ``scope``.
 
     Parameters:
       scope: the scope a token needs (`pulse.models.api_token.SCOPES`).
       buckets: the rate limiter the API's routes share.
+      doc: what the OpenAPI document says of it (`pulse.api.openapi`); ``read`` is given the query
+        parameters it declares, and no other.
     """
 
     async def endpoint(request: Request) -> Response:
         key = bearer(request, buckets)
-        call = (dict(request.path_params), dict(request.query_params))
+        query: Mapping[str, str] = dict(request.query_params)
+        if doc is not None:
+            query = Asked(query, doc.query)
+        call = (dict(request.path_params), query)
         return answered(await run_in_threadpool(_answer, read, key, scope, call, utcnow()))
 
-    return Route(path, endpoint, methods=["GET"])
+    return DeclaredRoute(path, endpoint, needs=scope, operations={"GET": doc})
 
 
 def bearer(request: Request, buckets: TokenBuckets) -> bytes:
@@ -118,7 +125,7 @@ def bearer(request: Request, buckets: TokenBuckets) -> bytes:
     return key
 
 
-def _answer(read: Read, key: bytes, scope: str, call: tuple[dict[str, str], dict[str, str]], now: datetime) -> Any:
+def _answer(read: Read, key: bytes, scope: str, call: tuple[dict[str, str], Mapping[str, str]], now: datetime) -> Any:
     with db.connection_context():
         row = authenticate(key, scope, now)
         return read(Call(organization_id=row.organization_id, params=call[0], query=call[1]))

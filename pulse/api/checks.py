@@ -9,17 +9,36 @@ organization's retention says (`pulse.cleanup`); older history is in the uptime'
 
 from __future__ import annotations
 
-from typing import Any
+from typing_extensions import TypedDict
 
 from pulse.api import pages, params
 from pulse.api.auth import Call
 from pulse.api.components import named
+from pulse.api.declared import Operation
 from pulse.models import UptimeCheck
 
+SINCE = params.Instant("since", "Only the checks of this slot or later.")
+UNTIL = params.Instant("until", "Only the checks of slots before this one.")
 
-def index(call: Call) -> dict[str, Any]:
+
+class CheckView(TypedDict):
+    at: str
+    checked_at: str
+    outcome: str
+    success: bool
+    response_time_ms: int | None
+    status_code: int | None
+    reason: str | None
+
+
+class CheckPage(TypedDict):
+    checks: list[CheckView]
+    next_cursor: str | None
+
+
+def index(call: Call) -> CheckPage:
     limit = pages.limit(call.query)
-    since, until = params.instant(call.query, "since"), params.instant(call.query, "until")
+    since, until = SINCE.read(call.query), UNTIL.read(call.query)
     found = named(call)
     query = UptimeCheck.select(
         UptimeCheck.scheduled_at,
@@ -42,7 +61,7 @@ def index(call: Call) -> dict[str, Any]:
     return {"checks": [shown(r) for r in rows], "next_cursor": next_cursor}
 
 
-def shown(row: UptimeCheck) -> dict[str, Any]:
+def shown(row: UptimeCheck) -> CheckView:
     return {
         "at": row.scheduled_at.isoformat(),
         "checked_at": row.checked_at.isoformat(),
@@ -62,3 +81,25 @@ def reason(row: UptimeCheck) -> str | None:
         return row.error
     failed = [r["resolved"] for r in row.condition_results or [] if not r.get("success")]
     return "; ".join(failed) or None
+
+
+INDEX = Operation(
+    "A component's checks, newest slot first",
+    CheckPage,
+    query=(*pages.QUERY, SINCE, UNTIL),
+    refusals=(400, 404),
+    example={
+        "checks": [
+            {
+                "at": "2026-12-07T14:41:30+00:00",
+                "checked_at": "2026-12-07T14:41:30.412000+00:00",
+                "outcome": "MAJOR_OUTAGE",
+                "success": False,
+                "response_time_ms": 84,
+                "status_code": 500,
+                "reason": "[STATUS_CODE] (500) == 200",
+            }
+        ],
+        "next_cursor": "MjAyNi0xMi0wN1QxNDo0MTozMCswMDowMA",
+    },
+)

@@ -22,10 +22,11 @@ from typing import Any
 import peewee
 from pydantic import ValidationError
 
-from pulse.api import audit
+from pulse.api import audit, components
 from pulse.api.auth import Answer, error
-from pulse.api.components import shown
-from pulse.api.writes import Change, etag, invalid, matched
+from pulse.api.components import ComponentView, shown
+from pulse.api.declared import Operation
+from pulse.api.writes import IF_MATCH, Change, etag, invalid, matched
 from pulse.db import db
 from pulse.models import Component, EscalationPolicy, Organization, utcnow
 from pulse.spec import SLUG, messages
@@ -163,3 +164,51 @@ def _write(organization_id: int, spec: uptime.ComponentSpec, current: Component 
             409, f"component {spec.key!r} exists: PUT or PATCH /api/v1/components/{spec.key} changes it"
         ) from None
     return Component.get(Component.organization == organization_id, Component.key == spec.key)
+
+
+BODY_EXAMPLE = {
+    "key": "api",
+    "name": "Public API",
+    "url": "https://api.acme.example/health",
+    "interval": "30s",
+    "headers": {"Authorization": "Bearer s3cr3t"},
+}
+MERGE_PATCH = {
+    "type": "object",
+    "description": "A JSON merge patch (RFC 7396) of the component: the fields to change, as POST takes them; "
+    "null removes one (back to its default), an object merges into the field's.",
+}
+CREATE = Operation(
+    "Make a component, as the configuration file declares one",
+    ComponentView,
+    status=201,
+    body=uptime.ComponentSpec,
+    body_refused=("ca_file",),
+    refusals=(409,),
+    answer_headers=("ETag", "Location"),
+    example=components.EXAMPLE,
+    body_example=BODY_EXAMPLE,
+)
+REPLACE = Operation(
+    "Replace a component whole",
+    ComponentView,
+    headers=(IF_MATCH,),
+    body=uptime.ComponentSpec,
+    body_optional=("key",),
+    body_refused=("ca_file",),
+    refusals=(404, 409, 412),
+    answer_headers=("ETag",),
+    example=components.EXAMPLE,
+    body_example=BODY_EXAMPLE,
+)
+PATCH = Operation(
+    "Change a component's fields (a JSON merge patch)",
+    ComponentView,
+    headers=(IF_MATCH,),
+    body=MERGE_PATCH,
+    refusals=(404, 409, 412),
+    answer_headers=("ETag",),
+    example=components.EXAMPLE,
+    body_example={"interval": "1m", "headers": {"Authorization": None}},
+)
+REMOVE = Operation("Delete a component", None, status=204, headers=(IF_MATCH,), refusals=(404, 409, 412))

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
 from urllib.parse import urlsplit
 
-from pulse.api import pages
+from typing_extensions import TypedDict
+
+from pulse.api import pages, params
 from pulse.api.auth import Answer, Call, error
+from pulse.api.declared import Operation
 from pulse.api.writes import etag
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
 from pulse.models import Component
@@ -24,7 +26,11 @@ from pulse.spec import SLUG
 STATUSES = (OPERATIONAL, DEGRADED, PARTIAL_OUTAGE, MAJOR_OUTAGE, MAINTENANCE)
 TYPES = ("ENDPOINT", "METRIC", "SERVICE", "HEARTBEAT")
 KINDS = ("http", "tcp", "dns", "icmp", "tls")  # pulse.uptime.kinds.KINDS, without loading each kind
-FILTERS = {"status": STATUSES, "type": TYPES, "kind": KINDS}
+FILTERS = (
+    params.OneOf("status", "Only the components in this status.", allowed=STATUSES),
+    params.OneOf("type", "Only the components of this type.", allowed=TYPES),
+    params.OneOf("kind", "Only the endpoints checked by this kind.", allowed=KINDS),
+)
 #: What `shown` reads of a row: a listing loads these alone (not a component's conditions, body or
 #: thresholds, whose JSON would be decoded for nothing: half a page's CPU).
 SHOWN = (
@@ -45,16 +51,66 @@ SHOWN = (
 )
 
 
-def index(call: Call) -> dict[str, Any]:
+class HttpCheck(TypedDict):
+    url: str
+    method: str
+    header_names: list[str]
+    forward_headers: bool
+    own_ca: bool
+
+
+class TcpCheck(TypedDict):
+    host: str | None
+    port: int | None
+    tls: bool | None
+    verify: bool | None
+    sends: bool
+    own_ca: bool
+
+
+class TlsCheck(TypedDict):
+    host: str | None
+    port: int | None
+    starttls: str | None
+    own_ca: bool
+
+
+class DnsCheck(TypedDict):
+    query: str | None
+    record: str | None
+    resolver: str | None
+
+
+class IcmpCheck(TypedDict):
+    host: str | None
+    packets: int | None
+
+
+class ComponentView(TypedDict):
+    key: str
+    name: str
+    type: str
+    kind: str | None
+    status: str
+    status_since: str | None
+    paused: bool
+    interval_s: int | None
+    last_checked_at: str | None
+    check: HttpCheck | TcpCheck | TlsCheck | DnsCheck | IcmpCheck | None
+
+
+class ComponentPage(TypedDict):
+    components: list[ComponentView]
+    next_cursor: str | None
+
+
+def index(call: Call) -> ComponentPage:
     limit = pages.limit(call.query)
     query = Component.select(*SHOWN).where(Component.organization == call.organization_id)
-    for name, allowed in FILTERS.items():
-        value = call.query.get(name)
-        if value is None:
-            continue
-        if value not in allowed:
-            raise error(400, f"{name} must be one of {', '.join(allowed)}")
-        query = query.where(getattr(Component, name) == value)
+    for kind in FILTERS:
+        value = kind.read(call.query)
+        if value is not None:
+            query = query.where(getattr(Component, kind.name) == value)
     after = pages.after(call.query)
     if after is not None:
         query = query.where(Component.key > after)
@@ -78,7 +134,7 @@ def named(call: Call) -> Component:
     return row
 
 
-def shown(row: Component) -> dict[str, Any]:
+def shown(row: Component) -> ComponentView:
     return {
         "key": row.key,
         "name": row.name,
@@ -93,8 +149,8 @@ def shown(row: Component) -> dict[str, Any]:
     }
 
 
-def check(row: Component) -> dict[str, Any]:
-    """The public fields of a component's check, by its kind."""
+def check(row: Component) -> HttpCheck | TcpCheck | TlsCheck | DnsCheck | IcmpCheck | None:
+    """The public fields of a component's check, by its kind (None for a kind it does not know)."""
     fields = row.target or {}
     own_ca = bool(fields.get("ca"))
     if row.kind == "http":
@@ -105,16 +161,17 @@ def check(row: Component) -> dict[str, Any]:
             "forward_headers": row.forward_headers,
             "own_ca": own_ca,
         }
+    host, port = fields.get("host"), fields.get("port")
     if row.kind == "tcp":
-        keys = ("host", "port", "tls", "verify")
-        return {**{k: fields.get(k) for k in keys}, "sends": fields.get("send") is not None, "own_ca": own_ca}
+        tls, verify, sends = fields.get("tls"), fields.get("verify"), fields.get("send") is not None
+        return {"host": host, "port": port, "tls": tls, "verify": verify, "sends": sends, "own_ca": own_ca}
     if row.kind == "tls":
-        return {**{k: fields.get(k) for k in ("host", "port", "starttls")}, "own_ca": own_ca}
+        return {"host": host, "port": port, "starttls": fields.get("starttls"), "own_ca": own_ca}
     if row.kind == "dns":
-        return {k: fields.get(k) for k in ("query", "record", "resolver")}
+        return {"query": fields.get("query"), "record": fields.get("record"), "resolver": fields.get("resolver")}
     if row.kind == "icmp":
-        return {k: fields.get(k) for k in ("host", "packets")}
-    return {}
+        return {"host": host, "packets": fields.get("packets")}
+    return None
 
 
 def public_url(url: str) -> str:
@@ -132,3 +189,31 @@ def public_url(url: str) -> str:
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
+
+
+EXAMPLE: ComponentView = {
+    "key": "api",
+    "name": "Public API",
+    "type": "ENDPOINT",
+    "kind": "http",
+    "status": "OPERATIONAL",
+    "status_since": "2026-12-07T14:30:00+00:00",
+    "paused": False,
+    "interval_s": 30,
+    "last_checked_at": "2026-12-07T14:41:30+00:00",
+    "check": {
+        "url": "https://api.acme.example/health",
+        "method": "GET",
+        "header_names": ["Authorization"],
+        "forward_headers": False,
+        "own_ca": False,
+    },
+}
+INDEX = Operation(
+    "List the components, by key",
+    ComponentPage,
+    query=(*pages.QUERY, *FILTERS),
+    refusals=(400,),
+    example={"components": [EXAMPLE], "next_cursor": "YXBp"},
+)
+ONE = Operation("A component, with its ETag", ComponentView, refusals=(404,), answer_headers=("ETag",), example=EXAMPLE)

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from pulse.api import incidents, params
 from pulse.api.auth import Answer, error
+from pulse.api.declared import Operation
 from pulse.api.writes import Change, invalid, validated
 from pulse.components import incidents as opened
 from pulse.models import Component, Incident, utcnow
@@ -89,3 +90,25 @@ def post_update(change: Change) -> Answer:
     opened.post_update(row, body.status, body.message, utcnow())
     changed = incidents.listed().where(Incident.id == row.id).get()
     return Answer(incidents.detail(changed), status=201, headers={"Location": f"/api/v1/incidents/{row.id}"})
+
+
+OPEN = Operation(
+    "Open an incident by hand",
+    incidents.IncidentDetail,
+    status=201,
+    body=Opening,
+    refusals=(409,),
+    answer_headers=("Location",),
+    example=incidents.DETAIL,
+    body_example={"title": "Payments fail", "component": "api", "message": "We are looking into failed payments."},
+)
+POST_UPDATE = Operation(
+    "Post an update to an incident (RESOLVED resolves it)",
+    incidents.IncidentDetail,
+    status=201,
+    body=Update,
+    refusals=(404, 409),
+    answer_headers=("Location",),
+    example=incidents.DETAIL,
+    body_example={"status": "RESOLVED", "message": "Payments go through."},
+)

@@ -12,24 +12,59 @@ from __future__ import annotations
 from typing import Any
 
 from peewee import JOIN
+from typing_extensions import TypedDict
 
 from pulse.api import pages, params
 from pulse.api.auth import Call, error
+from pulse.api.declared import Operation
 from pulse.models import Component, Incident, IncidentUpdate, OnCallAlert
 
 STATUSES = ("open", "resolved")
+FILTERS = (
+    params.OneOf("status", "open: not resolved, at any stage; resolved.", allowed=STATUSES),
+    params.Key("component", "Only the incidents of this component (its key)."),
+    params.Instant("since", "Only the incidents started then or later."),
+)
+STATUS, COMPONENT, SINCE = FILTERS
 
 
-def index(call: Call) -> dict[str, Any]:
+class IncidentView(TypedDict):
+    id: int
+    title: str
+    status: str
+    impact: str
+    automatic: bool
+    component: str | None
+    alert: int | None
+    started_at: str
+    resolved_at: str | None
+
+
+class UpdateView(TypedDict):
+    at: str
+    status: str
+    message: str
+
+
+class IncidentDetail(IncidentView):
+    updates: list[UpdateView]
+
+
+class IncidentPage(TypedDict):
+    incidents: list[IncidentView]
+    next_cursor: str | None
+
+
+def index(call: Call) -> IncidentPage:
     limit = pages.limit(call.query)
     query = listed().where(Incident.organization == call.organization_id)
-    status = params.one_of(call.query, "status", STATUSES)
+    status = STATUS.read(call.query)
     if status is not None:
         query = query.where(Incident.resolved_at.is_null(status == "open"))
-    component = params.key(call.query, "component")
+    component = COMPONENT.read(call.query)
     if component is not None:
         query = query.where(Component.key == component)
-    since = params.instant(call.query, "since")
+    since = SINCE.read(call.query)
     if since is not None:
         query = query.where(Incident.started_at >= since)
     before = pages.after_number(call.query)
@@ -40,7 +75,7 @@ def index(call: Call) -> dict[str, Any]:
     return {"incidents": [shown(r, paged.get(r.id)) for r in rows], "next_cursor": next_cursor}
 
 
-def one(call: Call) -> dict[str, Any]:
+def one(call: Call) -> IncidentDetail:
     text = call.params["id"]
     number = params.row_id(text)
     row = None
@@ -51,14 +86,16 @@ def one(call: Call) -> dict[str, Any]:
     return detail(row)
 
 
-def detail(row: Incident) -> dict[str, Any]:
+def detail(row: Incident) -> IncidentDetail:
     """An incident as ``GET /api/v1/incidents/{id}`` shows it: with its updates, oldest first."""
     updates = IncidentUpdate.select().where(IncidentUpdate.incident == row.id).order_by(IncidentUpdate.id)
-    steps = [{"at": u.created_at.isoformat(), "status": u.status, "message": u.message} for u in updates]
+    steps: list[UpdateView] = [
+        {"at": u.created_at.isoformat(), "status": u.status, "message": u.message} for u in updates
+    ]
     return {**shown(row, _alerts([row]).get(row.id)), "updates": steps}
 
 
-def shown(row: Incident, alert_id: int | None) -> dict[str, Any]:
+def shown(row: Incident, alert_id: int | None) -> IncidentView:
     return {
         "id": row.id,
         "title": row.title,
@@ -83,3 +120,31 @@ def _alerts(rows: list[Incident]) -> dict[int, int]:
         OnCallAlert.incident.in_([r.id for r in rows] or [0])
     )
     return {a.incident_id: a.id for a in query if a.incident_id is not None}
+
+
+EXAMPLE: IncidentView = {
+    "id": 17,
+    "title": "Public API is down",
+    "status": "RESOLVED",
+    "impact": "MAJOR_OUTAGE",
+    "automatic": True,
+    "component": "api",
+    "alert": 4,
+    "started_at": "2026-12-07T14:41:30+00:00",
+    "resolved_at": "2026-12-07T14:52:00+00:00",
+}
+DETAIL: IncidentDetail = {
+    **EXAMPLE,
+    "updates": [
+        {"at": "2026-12-07T14:41:30+00:00", "status": "INVESTIGATING", "message": "[STATUS_CODE] (500) == 200"},
+        {"at": "2026-12-07T14:52:00+00:00", "status": "RESOLVED", "message": "all conditions passed"},
+    ],
+}
+INDEX = Operation(
+    "List the incidents, newest first",
+    IncidentPage,
+    query=(*pages.QUERY, *FILTERS),
+    refusals=(400,),
+    example={"incidents": [EXAMPLE], "next_cursor": "MTc"},
+)
+ONE = Operation("An incident, with its updates", IncidentDetail, refusals=(404,), example=DETAIL)

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing_extensions import TypedDict
 
 from pulse.api.auth import Call
+from pulse.api.declared import Operation
 from pulse.models import Organization
 
 
-def show(call: Call) -> dict[str, Any]:
+class OrganizationView(TypedDict):
+    slug: str
+    name: str
+
+
+def show(call: Call) -> OrganizationView:
     organization = Organization.get_by_id(call.organization_id)
     return {"slug": organization.slug, "name": organization.name}
+
+
+SHOW = Operation("The token's organization", OrganizationView, example={"slug": "acme", "name": "Acme Inc."})

@@ -13,26 +13,26 @@ from datetime import datetime
 from typing import Any
 
 from pulse.api.auth import error
-from pulse.api.params import row_id
+from pulse.api.declared import Param
+from pulse.api.params import Whole, row_id
 from pulse.inbound.bounds import RefusedError
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
+LIMIT = Whole("limit", "How many to answer at most.", least=1, most=MAX_LIMIT, default=DEFAULT_LIMIT)
+CURSOR = Param("cursor", "The page after another: its next_cursor, passed back as it came (opaque).")
+QUERY = (LIMIT, CURSOR)  # what a listing's route declares, before its filters
+
 
 def limit(query: Mapping[str, str]) -> int:
     """The ``limit`` asked for: 1 to `MAX_LIMIT`, `DEFAULT_LIMIT` when absent; else 400."""
-    text = query.get("limit")
-    if text is None:
-        return DEFAULT_LIMIT
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
-        raise error(400, f"limit must be a whole number from 1 to {MAX_LIMIT}")
-    return int(text)
+    return LIMIT.read(query) or DEFAULT_LIMIT
 
 
 def after(query: Mapping[str, str]) -> str | None:
     """The key the ``cursor`` asked for stands for (None without one); 400 for one this API did not give."""
-    text = query.get("cursor")
+    text = query.get(CURSOR.name)
     if text is None:
         return None
     try:

@@ -2,7 +2,8 @@
 (``write`` for what the file declares, ``incidents`` and ``oncall`` for `pulse.api.writes`' other
 routes), sharing one rate limiter (one budget per token across
 the API), and last, for any other path or method under ``/api/v1``, a JSON 404 or 405 (``Allow``),
-as an API client reads."""
+as an API client reads; and the OpenAPI document of them all, ``/api/openapi.json`` (`pulse.api.openapi`).
+Each route declares what the document says of it (``doc``, ``docs``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pulse.api import (
     components,
     incident_writes,
     incidents,
+    openapi,
     organization,
     uptime,
 )
@@ -38,27 +40,32 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
     """
     buckets = buckets or TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
     served: list[BaseRoute] = [
-        api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/components", components.index, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/components/{{key}}", components.one, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets, doc=organization.SHOW),
+        api_route(f"{PREFIX}/components", components.index, scope="read", buckets=buckets, doc=components.INDEX),
+        api_route(f"{PREFIX}/components/{{key}}", components.one, scope="read", buckets=buckets, doc=components.ONE),
         # The read side: incidents, on-call alerts, a component's checks and uptime.
-        api_route(f"{PREFIX}/components/{{key}}/checks", checks.index, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/components/{{key}}/uptime", uptime.show, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/incidents", incidents.index, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/incidents/{{id}}", incidents.one, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/alerts", alerts.index, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/alerts/{{id}}", alerts.one, scope="read", buckets=buckets),
-        api_route(f"{PREFIX}/audit", audit.index, scope="read", buckets=buckets),
+        api_route(f"{PREFIX}/components/{{key}}/checks", checks.index, scope="read", buckets=buckets, doc=checks.INDEX),
+        api_route(f"{PREFIX}/components/{{key}}/uptime", uptime.show, scope="read", buckets=buckets, doc=uptime.SHOW),
+        api_route(f"{PREFIX}/incidents", incidents.index, scope="read", buckets=buckets, doc=incidents.INDEX),
+        api_route(f"{PREFIX}/incidents/{{id}}", incidents.one, scope="read", buckets=buckets, doc=incidents.ONE),
+        api_route(f"{PREFIX}/alerts", alerts.index, scope="read", buckets=buckets, doc=alerts.INDEX),
+        api_route(f"{PREFIX}/alerts/{{id}}", alerts.one, scope="read", buckets=buckets, doc=alerts.ONE),
+        api_route(f"{PREFIX}/audit", audit.index, scope="read", buckets=buckets, doc=audit.INDEX),
     ]
     served += [
         write_route(
-            f"{PREFIX}/components", {"POST": component_writes.create}, object_type="component", buckets=buckets
+            f"{PREFIX}/components",
+            {"POST": component_writes.create},
+            object_type="component",
+            buckets=buckets,
+            docs={"POST": component_writes.CREATE},
         ),
         write_route(
             f"{PREFIX}/components/{{key}}",
             {"PUT": component_writes.replace, "PATCH": component_writes.patch, "DELETE": component_writes.remove},
             object_type="component",
             buckets=buckets,
+            docs={"PUT": component_writes.REPLACE, "PATCH": component_writes.PATCH, "DELETE": component_writes.REMOVE},
         ),
         write_route(
             f"{PREFIX}/incidents",
@@ -66,6 +73,7 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
             object_type="incident",
             buckets=buckets,
             scope=incident_writes.SCOPE,
+            docs={"POST": incident_writes.OPEN},
         ),
         write_route(
             f"{PREFIX}/incidents/{{id}}/updates",
@@ -74,6 +82,7 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
             buckets=buckets,
             scope=incident_writes.SCOPE,
             action="update",
+            docs={"POST": incident_writes.POST_UPDATE},
         ),
     ]
     served += [
@@ -84,8 +93,12 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
             buckets=buckets,
             scope=alert_writes.SCOPE,
             action=name,
+            docs={"POST": doc},
         )
-        for name, write in (("acknowledge", alert_writes.acknowledge), ("resolve", alert_writes.resolve))
+        for name, write, doc in (
+            ("acknowledge", alert_writes.acknowledge, alert_writes.ACKNOWLEDGE),
+            ("resolve", alert_writes.resolve, alert_writes.RESOLVE),
+        )
     ]
 
     async def elsewhere(request: Request) -> Response:
@@ -95,4 +108,4 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
             raise error(405, f"{request.method} is not answered here (Allow: {shown})", headers={"Allow": shown})
         raise error(404, "no such route of the API")
 
-    return [*served, Route(f"{PREFIX}/{{rest:path}}", elsewhere, methods=METHODS)]
+    return [*served, Route(f"{PREFIX}/{{rest:path}}", elsewhere, methods=METHODS), openapi.route(served)]

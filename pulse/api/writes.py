@@ -31,10 +31,10 @@ from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from pulse.api import audit
 from pulse.api.auth import Answer, answered, authenticate, bearer, error
+from pulse.api.declared import DeclaredRoute, Operation, Param
 from pulse.db import db
 from pulse.inbound import jsonbody
 from pulse.inbound.bounds import RefusedError, read_body
@@ -49,6 +49,17 @@ SCOPE = "write"
 MAX_BODY = 1024 * 1024  # bytes: a component's largest fields (a CA, a body, 50 headers) fit
 ACTIONS = {"POST": "create", "PUT": "replace", "PATCH": "patch", "DELETE": "delete"}
 REUSED = "Keys for idempotent requests can only be used with the same parameters"
+
+IDEMPOTENCY_KEY = Param(
+    "Idempotency-Key",
+    "A key of the client's own (a UUID): a retry of the same request with it is answered the same, "
+    "and writes nothing more, for 24 hours.",
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
+)
+IF_MATCH = Param(
+    "If-Match",
+    "The ETag the client last read (or a list of them, or *): another is refused with 412.",
+)
 
 CLAIM = """
 INSERT INTO api_idempotency (token_id, key, request_sha256, created_at) VALUES (%(token)s, %(key)s, %(sha)s, %(now)s)
@@ -100,7 +111,8 @@ def write_route(
     buckets: TokenBuckets,
     scope: str = SCOPE,
     action: str | None = None,
-) -> Route:
+    docs: Mapping[str, Operation] | None = None,
+) -> DeclaredRoute:
     """A route at ``path`` answering each method of ``writes`` (POST, PUT, PATCH, DELETE) with its
     write, to a token with ``scope``.
 
@@ -109,6 +121,7 @@ def write_route(
       buckets: the rate limiter the API's routes share.
       action: what the audit calls the write (``acknowledge``), when it is not the method's
         (`ACTIONS`).
+      docs: what the OpenAPI document says of each method (`pulse.api.openapi`).
     """
 
     async def endpoint(request: Request) -> Response:
@@ -127,7 +140,7 @@ def write_route(
         audited = (scope, action or ACTIONS[request.method], object_type)
         return answered(await run_in_threadpool(_written, write, key, audited, asked, utcnow()))
 
-    return Route(path, endpoint, methods=list(writes))
+    return DeclaredRoute(path, endpoint, needs=scope, operations={m: (docs or {}).get(m) for m in writes})
 
 
 def _written(write: Write, key: bytes, audited: tuple[str, str, str], asked: _Request, now: datetime) -> Answer:

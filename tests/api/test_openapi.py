@@ -1,0 +1,106 @@
+"""The OpenAPI document (`pulse.api.openapi`): every route of the API described, from its own
+declaration (a route without one is refused, so a new route cannot be forgotten), valid OpenAPI
+3.1, its examples of the types the code answers; a route reads the query parameters it declared
+and no other. No database: the document is made from the routes alone."""
+
+import jsonschema_rs
+import pytest
+import schemathesis
+from pydantic import BaseModel, TypeAdapter
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from pulse.api import openapi, pages
+from pulse.api import routes as api
+from pulse.api.auth import api_route
+from pulse.api.declared import Asked, DeclaredRoute, UndeclaredError
+from pulse.inbound.limits import TokenBuckets
+
+BUCKETS = TokenBuckets(rate_per_s=1, burst=1)
+
+
+def declared() -> list[DeclaredRoute]:
+    return [r for r in api.routes() if isinstance(r, DeclaredRoute)]
+
+
+def test_every_route_under_api_v1_is_described_with_each_of_its_methods():
+    served = api.routes()
+    under = {
+        (method, route.path)
+        for route in served
+        if isinstance(route, Route) and route.path.startswith("/api/v1/") and not route.path.endswith("{rest:path}")
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+
+    document = openapi.document(served)
+
+    described = {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
+    assert described == under
+    assert len(described) == 18
+
+
+def test_a_route_without_its_declaration_is_refused():
+    undeclared = api_route("/api/v1/things", lambda call: {}, scope="read", buckets=BUCKETS)
+    with pytest.raises(openapi.UndescribedError, match=r"GET /api/v1/things declares no Operation"):
+        openapi.document([*api.routes(), undeclared])
+
+    plain = Route("/api/v1/other", lambda request: JSONResponse({}))
+    with pytest.raises(openapi.UndescribedError, match=r"/api/v1/other is no DeclaredRoute"):
+        openapi.document([*api.routes(), plain])
+
+
+def test_the_document_is_valid_openapi_3_1_and_its_schemas_valid_json_schema():
+    document = openapi.document(api.routes())
+
+    assert document["openapi"] == "3.1.0"
+    schemathesis.openapi.from_dict(document).validate()  # against the OpenAPI 3.1 meta-schema
+    for name, schema in document["components"]["schemas"].items():
+        assert jsonschema_rs.meta.is_valid(schema), name
+
+
+def test_each_operation_names_its_scope_and_its_refusals():
+    document = openapi.document(api.routes())
+    acknowledge = document["paths"]["/api/v1/alerts/{id}/acknowledge"]["post"]
+    patch = document["paths"]["/api/v1/components/{key}"]["patch"]
+    listing = document["paths"]["/api/v1/components"]["get"]
+
+    assert (acknowledge["security"], acknowledge["x-scopes"]) == ([{"bearer": ["oncall"]}], ["oncall"])
+    assert sorted(acknowledge["responses"]) == ["200", "400", "401", "403", "404", "409", "413", "422", "429", "503"]
+    assert sorted(patch["responses"]) == ["200", "400", "401", "403", "404", "409", "412", "413", "422", "429", "503"]
+    assert patch["responses"]["200"]["headers"]["ETag"]["required"] is True
+    assert patch["responses"]["401"]["headers"]["WWW-Authenticate"]["required"] is True
+    assert patch["responses"]["429"]["headers"]["Retry-After"]["required"] is True
+    assert [p["name"] for p in patch["parameters"]] == ["key", "If-Match"]
+    assert [p["name"] for p in listing["parameters"]] == ["limit", "cursor", "status", "type", "kind"]
+    assert listing["parameters"][0]["schema"] == {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}
+    created = document["paths"]["/api/v1/components"]["post"]
+    assert [p["name"] for p in created["parameters"]] == ["Idempotency-Key"]
+    assert set(created["responses"]["201"]["links"]) >= {"get_components_key", "delete_components_key"}
+    body = created["requestBody"]["content"]["application/json"]["schema"]
+    assert "ca_file" not in body["properties"] and "key" in body["required"]
+    replaced = document["paths"]["/api/v1/components/{key}"]["put"]["requestBody"]["content"]["application/json"]
+    assert "key" not in replaced["schema"]["required"]
+
+
+def test_the_examples_are_of_the_types_the_code_answers_and_takes():
+    checked = 0
+    for route in declared():
+        for operation in route.operations.values():
+            assert operation is not None
+            if operation.example is not None:
+                TypeAdapter(operation.answer).validate_python(operation.example, strict=True)
+                checked += 1
+            if isinstance(operation.body, type) and issubclass(operation.body, BaseModel):
+                assert operation.body_example is not None, operation.summary
+                operation.body.model_validate(operation.body_example)
+    assert checked == 17  # all but DELETE's, which answers no body
+
+
+def test_a_route_reads_the_query_parameters_it_declared_and_no_other():
+    asked = Asked({"limit": "2", "other": "x"}, pages.QUERY)
+
+    assert dict(asked) == {"limit": "2"}
+    assert (asked.get("limit"), asked.get("cursor"), pages.limit(asked)) == ("2", None, 2)
+    with pytest.raises(UndeclaredError, match="'status' is read but not declared"):
+        asked.get("status")

@@ -126,7 +126,10 @@ def write_route(
 
     async def endpoint(request: Request) -> Response:
         key = bearer(request, buckets)
-        body = await read_body(request, MAX_BODY)
+        try:
+            body = await read_body(request, MAX_BODY)
+        except RefusedError as e:  # 413, answered as the API's refusals are: JSON
+            raise RefusedError(e.status, e.reason, headers=e.headers, body={"error": e.reason}) from None
         idempotency_key = request.headers.get("idempotency-key") if request.method == "POST" else None
         asked = _Request(
             method=request.method,

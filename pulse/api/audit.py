@@ -9,7 +9,7 @@ from datetime import datetime
 from typing_extensions import TypedDict
 
 from pulse.api import pages
-from pulse.api.auth import Call, error
+from pulse.api.auth import Call
 from pulse.api.declared import Operation
 from pulse.inbound.jsonbody import storable
 from pulse.models import ApiAudit
@@ -55,11 +55,9 @@ class AuditPage(TypedDict):
 def index(call: Call) -> AuditPage:
     limit = pages.limit(call.query)
     query = ApiAudit.select().where(ApiAudit.organization == call.organization_id)
-    after = pages.after(call.query)
-    if after is not None:
-        if not after.isascii() or not after.isdigit():
-            raise error(400, "cursor is not one this API gave (use next_cursor as it came)")
-        query = query.where(ApiAudit.id < int(after))
+    before = pages.after_number(call.query)
+    if before is not None:
+        query = query.where(ApiAudit.id < before)
     rows, next_cursor = pages.take(query, ApiAudit.id.desc(), limit, "id")
     return {"audit": [shown(r) for r in rows], "next_cursor": next_cursor}
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from pulse.net import urls
 from pulse.net.exchange import check_header
@@ -19,6 +19,16 @@ from pulse.net.exchange import check_header
 SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 MAX_DURATION = timedelta(days=3650)  # far beyond any setting, far below what timedelta can hold
 _DURATION = re.compile(r"(\d+)(ms|s|m|h|d)")
+#: A duration in a JSON Schema (the API's OpenAPI document): as `parse_duration` reads it, not
+#: ISO 8601's, which pydantic would say of a timedelta.
+DURATION_SCHEMA = WithJsonSchema(
+    {
+        "anyOf": [
+            {"type": "string", "pattern": r"^(\d+(ms|s|m|h|d))+$", "examples": ["30s", "1h30m"]},
+            {"type": "number"},
+        ]
+    }
+)
 _INNER_PATH = re.compile(r"[a-z_]+(?:\[[0-9]+\])+[.:\[ ]")  # "layers[1].handoff: ...", "schedules[0] pages ..."
 
 Slug = Annotated[str, Field(pattern=SLUG)]

@@ -22,9 +22,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from pydantic import TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -33,7 +35,7 @@ from typing_extensions import TypedDict
 from pulse.api.declared import DeclaredRoute, Operation, Param
 from pulse.api.params import BIGGEST
 from pulse.api.writes import IDEMPOTENCY_KEY
-from pulse.spec import SLUG
+from pulse.spec import SLUG, show_duration
 
 PATH = "/api/openapi.json"
 PREFIX = "/api/v1"
@@ -82,6 +84,22 @@ class Invalid(TypedDict):
     problems: list[str]
 
 
+class Generator(GenerateJsonSchema):
+    """Pydantic's JSON Schema, with a duration's default as the file writes one (``1m``, not
+    ISO 8601's ``PT1M``: `pulse.spec.DURATION_SCHEMA`)."""
+
+    def encode_default(self, dft: Any) -> Any:
+        return super().encode_default(_durations_shown(dft))
+
+
+def _durations_shown(value: Any) -> Any:
+    if isinstance(value, timedelta):
+        return show_duration(value)
+    if isinstance(value, list | tuple):
+        return [_durations_shown(v) for v in value]
+    return value
+
+
 class Schemas:
     """The document's ``components/schemas``, gathered from each type's JSON Schema."""
 
@@ -91,7 +109,7 @@ class Schemas:
     def of(self, kind: Any, mode: str = "serialization") -> dict[str, Any]:
         """``kind``'s JSON Schema with its definitions moved to the components (a reference for a
         named type)."""
-        schema = TypeAdapter(kind).json_schema(mode=mode, ref_template=REF)  # type: ignore[arg-type]
+        schema = TypeAdapter(kind).json_schema(mode=mode, ref_template=REF, schema_generator=Generator)  # type: ignore[arg-type]
         for name, definition in schema.pop("$defs", {}).items():
             self._add(name, definition)
         return schema
@@ -220,6 +238,8 @@ def _body(schemas: Schemas, operation: Operation, method: str) -> dict[str, Any]
             schema = own
     else:
         schema = dict(body or {})
+    if not operation.body_required:  # a JSON null is taken as no body (`pulse.api.writes`)
+        schema = {"anyOf": [schema, {"type": "null"}]}
     media: dict[str, Any] = {"schema": schema}
     if operation.body_example is not None:
         media["example"] = operation.body_example

@@ -25,14 +25,16 @@ from pydantic import AfterValidator, BeforeValidator
 from pulse.db import db
 from pulse.heartbeats import deadlines
 from pulse.inbound.tokens import digest
-from pulse.spec import parse_duration, within
+from pulse.spec import DURATION_SCHEMA, parse_duration, within
 
 SHORTEST, LONGEST = timedelta(seconds=60), timedelta(days=365)  # a period's and a grace's bounds, as healthchecks'
 # A heartbeat's defaults: healthchecks' grace; one missed deadline (or failed run) is down, one ping
 # back is up. Its period or cron expression it must give.
 DEFAULTS = {"grace": "1h", "failure_threshold": 1, "success_threshold": 1}
 
-Duration = Annotated[timedelta, BeforeValidator(parse_duration), AfterValidator(within(SHORTEST, LONGEST))]
+Duration = Annotated[
+    timedelta, BeforeValidator(parse_duration), DURATION_SCHEMA, AfterValidator(within(SHORTEST, LONGEST))
+]
 Cron = Annotated[str, AfterValidator(deadlines.cron)]
 TimeZone = Annotated[str, AfterValidator(deadlines.time_zone)]
 

@@ -36,23 +36,32 @@ from pulse.config import location_name
 from pulse.heartbeats import spec as heartbeats
 from pulse.inbound.tokens import secret
 from pulse.models import Component, EscalationPolicy, ExtractedValue, MaintenanceWindow, utcnow
-from pulse.spec import Slug, Strict, parse_duration, show_duration, span, within
+from pulse.spec import DURATION_SCHEMA, Slug, Strict, parse_duration, show_duration, span, within
 from pulse.uptime import conditions, domains, expiry, rdap
 from pulse.uptime.kinds import KINDS, dns, http, icmp, tcp, tls
 
 _VALUE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 Interval = Annotated[
-    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=15), timedelta(hours=24)))
+    timedelta,
+    BeforeValidator(parse_duration),
+    DURATION_SCHEMA,
+    AfterValidator(within(timedelta(seconds=15), timedelta(hours=24))),
 ]
 Repeat = Annotated[
-    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(minutes=5), timedelta(days=7)))
+    timedelta,
+    BeforeValidator(parse_duration),
+    DURATION_SCHEMA,
+    AfterValidator(within(timedelta(minutes=5), timedelta(days=7))),
 ]
-Ahead = Annotated[timedelta, BeforeValidator(parse_duration)]  # how long before an expiry
+Ahead = Annotated[timedelta, BeforeValidator(parse_duration), DURATION_SCHEMA]  # how long before an expiry
 LocationName = Annotated[str, AfterValidator(location_name)]
 MAX_LOCATIONS = 16
 Timeout = Annotated[
-    timedelta, BeforeValidator(parse_duration), AfterValidator(within(timedelta(seconds=1), timedelta(seconds=60)))
+    timedelta,
+    BeforeValidator(parse_duration),
+    DURATION_SCHEMA,
+    AfterValidator(within(timedelta(seconds=1), timedelta(seconds=60))),
 ]
 
 

@@ -21,7 +21,11 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 
 LIMIT = Whole("limit", "How many to answer at most.", least=1, most=MAX_LIMIT, default=DEFAULT_LIMIT)
-CURSOR = Param("cursor", "The page after another: its next_cursor, passed back as it came (opaque).")
+CURSOR = Param(
+    "cursor",
+    "The page after another: its next_cursor, passed back as it came (opaque).",
+    {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},  # base64url, unpadded
+)
 QUERY = (LIMIT, CURSOR)  # what a listing's route declares, before its filters
 
 
@@ -35,6 +39,8 @@ def after(query: Mapping[str, str]) -> str | None:
     text = query.get(CURSOR.name)
     if text is None:
         return None
+    if not text:  # none the API gives: a client that sends a null cursor as "" would page for ever
+        raise _refused()
     try:
         key = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):

@@ -54,7 +54,8 @@ IDEMPOTENCY_KEY = Param(
     "Idempotency-Key",
     "A key of the client's own (a UUID): a retry of the same request with it is answered the same, "
     "and writes nothing more, for 24 hours.",
-    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]+$"},
+    # printable ASCII; a header's value has no space at either end (h11 strips them)
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]([ -~]*[!-~])?$"},
 )
 IF_MATCH = Param(
     "If-Match",

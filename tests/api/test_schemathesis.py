@@ -21,6 +21,7 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 
 from pulse import configfile
+from pulse.api import pages
 from pulse.api import routes as api
 from pulse.api.tokens import create
 from pulse.db import db
@@ -218,3 +219,18 @@ def test_the_document_is_served_without_a_token(organization):
     assert (answered.status_code, answered.headers["content-type"]) == (200, "application/json")
     assert answered.json()["openapi"] == "3.1.0"
     assert requests.get(f"{url}/api/openapi.json", timeout=10).content == answered.content
+
+
+def test_a_number_of_thousands_of_digits_is_a_400_not_int_s_valueerror(organization):
+    url, token = organization
+    digits = "9" * 5000  # past Python's 4,300 digits, within a request head's 16 KiB
+    headers = {"Authorization": f"Bearer {token}"}
+
+    limit = requests.get(f"{url}/api/v1/components", params={"limit": digits}, headers=headers, timeout=10)
+    cursor = requests.get(f"{url}/api/v1/audit", params={"cursor": pages.cursor(digits)}, headers=headers, timeout=10)
+
+    assert (limit.status_code, limit.json()) == (400, {"error": "limit must be a whole number from 1 to 200"})
+    assert (cursor.status_code, cursor.json()["error"]) == (
+        400,
+        "cursor is not one this API gave (use next_cursor as it came)",
+    )

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import Field
 
-from pulse.api import alerts, params
+from pulse.api import alerts
 from pulse.api.auth import Answer, error
 from pulse.api.declared import Operation
-from pulse.api.writes import Change, invalid, validated
+from pulse.api.writes import Change, invalid, locked, validated
 from pulse.models import OnCallAlert, utcnow
 from pulse.models.alert import ACKNOWLEDGED, RESOLVED
 from pulse.oncall import alerts as oncall
@@ -42,7 +42,7 @@ class Resolution(Strict):
 
 
 def acknowledge(change: Change) -> Answer:
-    alert = _alert(change)
+    alert = locked(OnCallAlert, change, "alert")
     body = validated(Acknowledgement, _or_empty(change.document), "acknowledgement", "by, a person's key, or nothing")
     if alert.status == RESOLVED:
         raise error(409, f"alert {alert.id} is resolved: there is nothing to acknowledge")
@@ -55,23 +55,11 @@ def acknowledge(change: Change) -> Answer:
 
 
 def resolve(change: Change) -> Answer:
-    alert = _alert(change)
+    alert = locked(OnCallAlert, change, "alert")
     body = validated(Resolution, _or_empty(change.document), "resolution", "note, why, or nothing")
     if alert.status != RESOLVED:
         oncall.resolve(alert.id, f"resolved through the API{': ' + body.note if body.note else ''}", utcnow())
     return Answer(alerts.detail(alerts.listed().where(OnCallAlert.id == alert.id).get()))
-
-
-def _alert(change: Change) -> OnCallAlert:
-    """The alert the path names, of the token's organization, locked for the write; else 404."""
-    text = change.params["id"]
-    number, row = params.row_id(text), None
-    if number is not None:
-        query = OnCallAlert.select().where(OnCallAlert.organization == change.organization_id, OnCallAlert.id == number)
-        row = query.for_update().first()
-    if row is None:
-        raise error(404, f"no alert {text[:100]!r}")
-    return row
 
 
 def _or_empty(document: Any) -> Any:

@@ -19,10 +19,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from pulse.api import incidents, params
+from pulse.api import incidents
 from pulse.api.auth import Answer, error
 from pulse.api.declared import Operation
-from pulse.api.writes import Change, invalid, validated
+from pulse.api.writes import Change, invalid, locked, validated
 from pulse.components import incidents as opened
 from pulse.models import Component, Incident, utcnow
 from pulse.spec import Slug, Strict
@@ -77,13 +77,7 @@ def open_incident(change: Change) -> Answer:
 
 
 def post_update(change: Change) -> Answer:
-    text = change.params["id"]
-    number, row = params.row_id(text), None
-    if number is not None:
-        query = Incident.select().where(Incident.organization == change.organization_id, Incident.id == number)
-        row = query.for_update().first()
-    if row is None:
-        raise error(404, f"no incident {text[:100]!r}")
+    row = locked(Incident, change, "incident")
     body = validated(Update, change.document, "update", "status and message")
     if row.resolved_at is not None:
         raise error(409, f"incident {row.id} is resolved: it takes no more updates (open another)")

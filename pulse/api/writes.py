@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+import peewee
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pulse.api import audit
+from pulse.api import audit, params
 from pulse.api.auth import Answer, answered, authenticate, bearer, error
 from pulse.api.declared import DeclaredRoute, Operation, Param
 from pulse.db import db
@@ -44,6 +45,7 @@ from pulse.models.api_writes import KEY_LIFETIME
 from pulse.spec import messages
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T", bound=peewee.Model)
 
 SCOPE = "write"
 MAX_BODY = 1024 * 1024  # bytes: a component's largest fields (a CA, a body, 50 headers) fit
@@ -224,6 +226,20 @@ def validated(model: type[M], document: Any, what: str, fields: str) -> M:
         return model.model_validate(document)
     except ValidationError as e:
         raise invalid(what, messages(e.errors())) from None
+
+
+def locked(model: type[T], change: Change, what: str) -> T:
+    """The row of ``model`` (an incident, an alert) whose id the path gives, of the token's
+    organization, locked until the write commits; else 404 naming ``what``."""
+    text = change.params["id"]
+    number, row = params.row_id(text), None
+    if number is not None:
+        table: Any = model  # a model with an organization and an id
+        query = table.select().where(table.organization == change.organization_id, table.id == number)
+        row = query.for_update().first()
+    if row is None:
+        raise error(404, f"no {what} {text[:100]!r}")
+    return row
 
 
 def etag(object_id: int, version: int) -> str:

@@ -24,23 +24,8 @@ from pulse.models.incident import INVESTIGATING, RESOLVED
 def open_automatic(component: Snapshot, impact: str, reason: str, now: datetime) -> Incident | None:
     """Open the component's incident, unless one is open already (a partial unique index says
     at most one). Returns the new incident, or None."""
-    incident_id = (
-        Incident.insert(
-            organization=component.organization_id,
-            component=component.id,
-            title=f"{component.name} is down",
-            status=INVESTIGATING,
-            impact=impact,
-            automatic=True,
-            started_at=now,
-        )
-        .on_conflict_ignore()
-        .execute()
-    )
-    if incident_id is None:
-        return None
-    IncidentUpdate.create(incident=incident_id, status=INVESTIGATING, message=reason, created_at=now)
-    return Incident.get_by_id(incident_id)
+    title = f"{component.name} is down"
+    return _open(component.organization_id, component.id, title, impact, INVESTIGATING, reason, now, automatic=True)
 
 
 def resolve_automatic(component: Snapshot, reason: str, now: datetime) -> Incident | None:
@@ -62,24 +47,10 @@ def open_by_hand(
 ) -> Incident | None:
     """Open an incident (of ``component``, or of none) at ``stage`` with its first update, and
     its event. None, writing nothing, when the component has an incident open already."""
-    incident_id = (
-        Incident.insert(
-            organization=organization_id,
-            component=component,
-            title=title,
-            status=stage,
-            impact=impact,
-            automatic=False,
-            started_at=now,
-        )
-        .on_conflict_ignore()
-        .execute()
-    )
-    if incident_id is None:
-        return None
-    IncidentUpdate.create(incident=incident_id, status=stage, message=message, created_at=now)
-    incident = Incident.get_by_id(incident_id)
-    event(INCIDENT_OPENED, incident, _about(component), message)
+    component_id = component.id if component is not None else None
+    incident = _open(organization_id, component_id, title, impact, stage, message, now, automatic=False)
+    if incident is not None:
+        event(INCIDENT_OPENED, incident, _about(component), message)
     return incident
 
 
@@ -115,6 +86,38 @@ def event(kind: str, incident: Incident, component: dict[str, Any] | None, messa
         payload["message"] = message
     component_id = component["id"] if component else None
     return events.emit(kind, incident.organization_id, payload, component_id=component_id, incident_id=incident.id)
+
+
+def _open(
+    organization_id: int,
+    component_id: int | None,
+    title: str,
+    impact: str,
+    stage: str,
+    message: str,
+    now: datetime,
+    *,
+    automatic: bool,
+) -> Incident | None:
+    """Insert an incident with its first update; None, writing nothing, when its component has one
+    open already."""
+    incident_id = (
+        Incident.insert(
+            organization=organization_id,
+            component=component_id,
+            title=title,
+            status=stage,
+            impact=impact,
+            automatic=automatic,
+            started_at=now,
+        )
+        .on_conflict_ignore()
+        .execute()
+    )
+    if incident_id is None:
+        return None
+    IncidentUpdate.create(incident=incident_id, status=stage, message=message, created_at=now)
+    return Incident.get_by_id(incident_id)
 
 
 def _about(component: Component | None) -> dict[str, Any] | None:

@@ -89,6 +89,7 @@ def test_a_worker_killed_mid_send_delivers_once_after_a_new_one_starts(
             "component": {"name": "Public API"},
             "incident": {"title": "Public API is down", "impact": "MAJOR_OUTAGE"},
         },
+        sent_at=utcnow(),  # sent by the test, as its writer would: the outbox loop leaves it alone
     )
     vendors.script("webhook", Hang())  # the webhook delivery is in flight when the worker dies
     first = workers(threads=4, env=provider_env)
@@ -111,7 +112,9 @@ def test_a_permanent_failure_is_dead_lettered_with_the_providers_reason(vendors,
     NotificationChannel.create(
         organization=component.organization, key="gone", type="slack", settings={"url": vendors.slack_hook() + "x"}
     )
-    changed = Event.create(organization=component.organization, component=component, type=STATUS_CHANGED, payload={})
+    changed = Event.create(
+        organization=component.organization, component=component, type=STATUS_CHANGED, payload={}, sent_at=utcnow()
+    )  # sent by the test, as its writer would: the outbox loop leaves it alone
 
     workers(threads=2)
     broadcast.send(changed.id)
@@ -135,7 +138,9 @@ def test_a_rate_limited_send_comes_back_after_the_wait(vendors, make_component, 
     NotificationChannel.create(
         organization=component.organization, key="s", type="slack", settings={"url": vendors.slack_hook()}
     )
-    changed = Event.create(organization=component.organization, component=component, type=STATUS_CHANGED, payload={})
+    changed = Event.create(
+        organization=component.organization, component=component, type=STATUS_CHANGED, payload={}, sent_at=utcnow()
+    )  # sent by the test, as its writer would: the outbox loop leaves it alone
     vendors.script("slack", Fail(429, retry_after=1))
     workers(threads=2)
 
@@ -162,7 +167,9 @@ def test_a_large_broadcast_reaches_each_subscriber_once_in_batches(vendors, make
     count = 2 * BATCH + 1
     for _ in range(count):
         Subscriber.create(organization=component.organization, kind="webhook", address=vendors.webhook_receiver())
-    changed = Event.create(organization=component.organization, component=component, type=STATUS_CHANGED, payload={})
+    changed = Event.create(
+        organization=component.organization, component=component, type=STATUS_CHANGED, payload={}, sent_at=utcnow()
+    )  # sent by the test, as its writer would: the outbox loop leaves it alone
     vendors.script("webhook", Fail(503))  # one delivery's first attempt: retried alone
     workers(threads=2)
 

@@ -38,7 +38,7 @@ class Workload:
         hooks = [vendors.webhook_receiver() for _ in range(subscribers)]
         rows = [{"organization": organization, "kind": "webhook", "address": h} for h in hooks]
         Subscriber.insert_many(rows).execute()
-        self.event = Event.create(organization=organization, type=INCIDENT_OPENED, payload={})
+        self.event = Event.create(organization=organization, type=INCIDENT_OPENED, payload={}, sent_at=utcnow())
 
     @property
     def checks(self) -> int:

@@ -35,6 +35,8 @@ class NotificationChannel(BaseModel):
     enabled = BooleanField(default=True)
     last_error = TextField(null=True)
     last_error_at = DateTimeTZField(null=True)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 
@@ -54,6 +56,8 @@ class Subscriber(BaseModel):
     last_error = TextField(null=True)
     last_error_at = DateTimeTZField(null=True)
     gone_at = DateTimeTZField(null=True)  # its subscription is gone (a push service's 404 or 410): sent nothing
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
 
 

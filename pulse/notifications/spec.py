@@ -171,34 +171,33 @@ def sync(
     prune: bool,
 ) -> tuple[int, int, list[str]]:
     """Upsert the organization's channels (by key) and subscribers (by kind and address), inside
-    the caller's transaction; with ``prune``, delete those not named. A subscriber whose
-    subscription is gone stays gone. Returns (deleted channels, deleted subscribers, the gone
-    subscribers the file still names)."""
+    the caller's transaction, as the file's (owner ``file``, one more version); with ``prune``,
+    delete those not named that the file made. A subscriber whose subscription is gone stays gone.
+    Returns (deleted channels, deleted subscribers, the gone subscribers the file still names).
+
+    One made through the API (owner ``api``, `pulse.api`) is the file's again once the file names
+    it; one the file does not name is left alone, pruned or not."""
     for channel in channels:
-        fields = {
-            "type": channel.type,
-            "settings": channel.settings(),
-            "events": channel.events,
-            "component_ids": [component_ids[key] for key in channel.components],
-            "enabled": channel.enabled,
-        }
+        fields = {**channel_fields(channel, [component_ids[key] for key in channel.components]), "owner": "file"}
         (
             NotificationChannel.insert(organization=organization_id, key=channel.key, **fields)
             .on_conflict(
                 conflict_target=[NotificationChannel.organization, NotificationChannel.key],
-                update={**fields, "updated_at": utcnow()},
+                update={**fields, "updated_at": utcnow(), "version": NotificationChannel.version + 1},
             )
             .execute()
         )
     for subscriber in subscribers:
         fields = {
-            "settings": subscriber.settings(),
-            "events": subscriber.events,
-            "component_ids": [component_ids[key] for key in subscriber.components],
+            **subscriber_fields(subscriber, [component_ids[key] for key in subscriber.components]),
+            "owner": "file",
         }
         (
-            Subscriber.insert(organization=organization_id, kind=subscriber.kind, address=subscriber.address, **fields)
-            .on_conflict(conflict_target=[Subscriber.organization, Subscriber.kind, Subscriber.address], update=fields)
+            Subscriber.insert(organization=organization_id, **fields)
+            .on_conflict(
+                conflict_target=[Subscriber.organization, Subscriber.kind, Subscriber.address],
+                update={**fields, "version": Subscriber.version + 1},
+            )
             .execute()
         )
     named = {(s.kind, s.address) for s in subscribers}
@@ -216,24 +215,67 @@ def sync(
         .where(
             NotificationChannel.organization == organization_id,
             NotificationChannel.key.not_in([c.key for c in channels] or [""]),
+            NotificationChannel.owner == "file",
         )
         .execute()
     )
-    kept = {(s.kind, s.address) for s in subscribers}
     stale = [
         s.id
         for s in Subscriber.select(Subscriber.id, Subscriber.kind, Subscriber.address).where(
-            Subscriber.organization == organization_id
+            Subscriber.organization == organization_id, Subscriber.owner == "file"
         )
-        if (s.kind, s.address) not in kept
+        if (s.kind, s.address) not in named
     ]
     subscribers_deleted = Subscriber.delete().where(Subscriber.id.in_(stale)).execute() if stale else 0
     return channels_deleted, subscribers_deleted, gone
 
 
+def channel_fields(channel: ChannelSpec, component_ids: list[int]) -> dict[str, Any]:
+    """A channel's columns but its key (and owner), ``component_ids`` those its ``components`` name."""
+    return {
+        "type": channel.type,
+        "settings": channel.settings(),
+        "events": channel.events,
+        "component_ids": component_ids,
+        "enabled": channel.enabled,
+    }
+
+
+def subscriber_fields(subscriber: SubscriberSpec, component_ids: list[int]) -> dict[str, Any]:
+    """A subscriber's columns but its owner, ``component_ids`` those its ``components`` name."""
+    return {
+        "kind": subscriber.kind,
+        "address": subscriber.address,
+        "settings": subscriber.settings(),
+        "events": subscriber.events,
+        "component_ids": component_ids,
+    }
+
+
+def channel_document(row: NotificationChannel, components: list[str]) -> dict[str, Any]:
+    """The channel as a configuration file declares it (what `ChannelSpec` reads back as what is
+    stored), secrets included, ``components`` the keys of those it names, so that a change to some
+    of its fields (the API's PATCH) is validated whole."""
+    found = {"key": row.key, "type": row.type, "enabled": row.enabled, **row.settings}
+    return {**found, "events": list(row.events), "components": components}
+
+
+def subscriber_document(row: Subscriber, components: list[str]) -> dict[str, Any]:
+    """The subscriber as a configuration file declares it, secrets included (see `channel_document`)."""
+    field = CHANNELS[row.kind].subscriber
+    if field == "push":
+        found: dict[str, Any] = {"push": {"endpoint": row.address, **row.settings}}
+    else:
+        found = {str(field): row.address, **row.settings}
+    return {**found, "events": list(row.events), "components": components}
+
+
 def shown(kind: str, address: str) -> str:
     """A subscriber's address as listings show it: a URL by its host and a fingerprint (its path
     may be a secret), as `pulse.notifications.delivery` names destinations."""
-    if not CHANNELS[kind].address_is_url:
-        return address
-    return f"{urlsplit(address).hostname or '?'} #{hashlib.md5(address.encode()).hexdigest()[:8]}"
+    return masked(address) if CHANNELS[kind].address_is_url else address
+
+
+def masked(url: str) -> str:
+    """A URL by its host and the first 8 hex digits of its MD5, to tell two on one host apart."""
+    return f"{urlsplit(url).hostname or '?'} #{hashlib.md5(url.encode()).hexdigest()[:8]}"

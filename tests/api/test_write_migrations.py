@@ -1,6 +1,6 @@
-"""Migrations 0030 and 0031: a component already there is the file's, at version 1; an owner is
-``file`` or ``api``; the idempotency keys and audit rows go with their token and organization;
-the way down drops them all."""
+"""Migrations 0030 to 0032: a component, channel or subscriber already there is the file's, at
+version 1; an owner is ``file`` or ``api``; the idempotency keys and audit rows go with their token
+and organization; the way down drops them all."""
 
 from __future__ import annotations
 
@@ -55,3 +55,30 @@ def test_the_columns_and_tables_of_the_apis_writes(old_database):
     assert db.execute_sql("SELECT to_regclass('api_audit'), to_regclass('api_idempotency')").fetchone() == (None, None)
     columns = "SELECT count(*) FROM information_schema.columns WHERE table_name = 'component' AND column_name = 'owner'"
     assert db.execute_sql(columns).fetchone() == (0,)
+
+
+@pytest.fixture
+def database_at_0031(settings):
+    """A database of its own at migration 0031, with a channel and a subscriber."""
+    with database_at(settings, MIGRATIONS[-1], "_channel_owners") as database:
+        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
+        db.execute_sql("INSERT INTO notification_channel (organization_id, key, type) VALUES (1, 'ops', 'slack')")
+        db.execute_sql("INSERT INTO subscriber (organization_id, kind, address) VALUES (1, 'email', 'a@acme.example')")
+        yield database
+
+
+def test_channels_and_subscribers_have_an_owner_and_a_version(database_at_0031):
+    runner = Runner(database_at_0031, MIGRATIONS_DIR)
+    assert runner.up("0032_channel_owners") == ["0032_channel_owners"]
+    for table in ("notification_channel", "subscriber"):
+        assert db.execute_sql(f"SELECT owner, version FROM {table}").fetchall() == [("file", 1)]
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE {table} SET owner = 'someone'")
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE {table} SET version = 0")
+
+    assert runner.down() == ["0032_channel_owners"]
+    columns = (
+        "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') AND table_name = %s"
+    )
+    assert [db.execute_sql(columns, (t,)).fetchone() for t in ("notification_channel", "subscriber")] == [(0,), (0,)]

@@ -4,15 +4,20 @@
   its SHA-256 digest is kept.
 - `auth`: the ``Authorization: Bearer`` of a request: 401, 403 naming the scope it lacks, 429 per
   token; a route's work in a worker thread with a database connection.
-- `organization`, `components`, `checks` and `uptime` (a component's), `incidents`, `alerts`,
-  `audit`: the resources read (scope ``read``).
+- `resources`: what the configuration file declares, read (scope ``read``) and made, replaced,
+  patched and deleted by the file's spec, and released from the file: `components`, a
+  `resources.Resource`.
+- `organization`, `checks` and `uptime` (a component's), `incidents`, `alerts`, `audit`: the
+  other resources read (scope ``read``).
 - `writes`: a route that writes (scope ``write``): one transaction, an ``Idempotency-Key``, an
-  audit row; `component_writes`: components made, replaced, patched and deleted by the
-  configuration file's spec, and released from the file.
+  audit row.
 - `pages`: cursor pagination of a listing; `params`: filters, instants and ids, or a 400 naming them.
-- `routes`: the routes, which `pulse.app` gives `pulse serve`.
+- `routes`: the routes, which `pulse.app` gives `pulse serve`; `declared`: what each declares of
+  itself (a `declared.Operation` a method), which `openapi` makes ``/api/openapi.json`` of.
 
 An API route answers JSON, an error as ``{"error": "..."}``; it never returns a secret a row holds
-(a header's value, a body, a CA's PEM, a source's token) nor a person's contact details (a phone
-number, an address: a person is named by key and name).
+(a header's value, a body, a CA's PEM, a source's token, a channel's URL or a webhook's secret) nor
+an on-call person's contact details (a phone number, an address: a person is named by key and
+name). A subscriber is its address, and shown with it when it is an email address or a phone
+number (a URL by its host).
 """

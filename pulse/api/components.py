@@ -1,39 +1,40 @@
-"""``GET /api/v1/components`` and ``GET /api/v1/components/{key}``: the token's organization's
-components (scope ``read``), listed by key a page at a time (`pulse.api.pages`), filtered by
-``status``, ``type`` and ``kind``.
+"""``/api/v1/components`` and ``/api/v1/components/{key}``: the token's organization's
+components, listed by key a page at a time, filtered by ``status``, ``type`` and ``kind``, and
+made, replaced, patched and deleted as the configuration file declares them
+(`pulse.uptime.spec.ComponentSpec`), by `pulse.api.resources`.
 
 A component is shown with its check's public fields (``check``, for an ENDPOINT) and nothing that
 may hold a secret: a header's name but never its value, no body, no tcp payload, no CA's PEM (only
 whether it has one of its own), and a URL without its user, password, query or fragment.
+
+``ca_file`` is refused: a file is read where `pulse apply` runs, and `pulse serve` reads none for a
+client (``ca``, the PEM text, is the API's way). A heartbeat's token is write-only, and kept as its
+digest alone: a PATCH of a heartbeat gives it again.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from urllib.parse import urlsplit
 
+import peewee
 from typing_extensions import TypedDict
 
-from pulse.api import pages, params
-from pulse.api.auth import Answer, Call, error
-from pulse.api.declared import Operation
-from pulse.api.writes import etag
+from pulse.api.auth import Call
+from pulse.api.resources import OWNER, Filter, Resource
+from pulse.api.writes import invalid
 from pulse.components.status import DEGRADED, MAINTENANCE, MAJOR_OUTAGE, OPERATIONAL, PARTIAL_OUTAGE
-from pulse.models import Component
-from pulse.spec import SLUG
+from pulse.models import Component, EscalationPolicy
+from pulse.uptime import spec as uptime
 
 STATUSES = (OPERATIONAL, DEGRADED, PARTIAL_OUTAGE, MAJOR_OUTAGE, MAINTENANCE)
 TYPES = ("ENDPOINT", "METRIC", "SERVICE", "HEARTBEAT")
 KINDS = ("http", "tcp", "dns", "icmp", "tls")  # pulse.uptime.kinds.KINDS, without loading each kind
-FILTERS = (
-    params.OneOf("status", "Only the components in this status.", allowed=STATUSES),
-    params.OneOf("type", "Only the components of this type.", allowed=TYPES),
-    params.OneOf("kind", "Only the endpoints checked by this kind.", allowed=KINDS),
-)
 #: What `shown` reads of a row: a listing loads these alone (not a component's conditions, body or
 #: thresholds, whose JSON would be decoded for nothing: half a page's CPU).
 SHOWN = (
+    Component.id,
+    Component.version,
     Component.key,
     Component.name,
     Component.type,
@@ -102,36 +103,6 @@ class ComponentView(TypedDict):
 class ComponentPage(TypedDict):
     components: list[ComponentView]
     next_cursor: str | None
-
-
-def index(call: Call) -> ComponentPage:
-    limit = pages.limit(call.query)
-    query = Component.select(*SHOWN).where(Component.organization == call.organization_id)
-    for kind in FILTERS:
-        value = kind.read(call.query)
-        if value is not None:
-            query = query.where(getattr(Component, kind.name) == value)
-    after = pages.after(call.query)
-    if after is not None:
-        query = query.where(Component.key > after)
-    rows, next_cursor = pages.take(query, Component.key, limit, "key")
-    return {"components": [shown(r) for r in rows], "next_cursor": next_cursor}
-
-
-def one(call: Call) -> Answer:
-    row = named(call)
-    return Answer(shown(row), headers={"ETag": etag(row.id, row.version)})
-
-
-def named(call: Call) -> Component:
-    """The component the path's ``key`` names in the token's organization; else 404."""
-    key = call.params["key"]
-    row = None
-    if re.fullmatch(SLUG, key):  # a key that cannot be one (a NUL, which PostgreSQL refuses) is not looked up
-        row = Component.get_or_none(Component.organization == call.organization_id, Component.key == key)
-    if row is None:
-        raise error(404, f"no component {key[:100]!r}")
-    return row
 
 
 def shown(row: Component) -> ComponentView:
@@ -209,11 +180,60 @@ EXAMPLE: ComponentView = {
         "own_ca": False,
     },
 }
-INDEX = Operation(
-    "List the components, by key",
-    ComponentPage,
-    query=(*pages.QUERY, *FILTERS),
-    refusals=(400,),
-    example={"components": [EXAMPLE], "next_cursor": "YXBp"},
+
+
+def named(call: Call) -> Component:
+    """The component the path's ``key`` names in the token's organization, all its columns; else 404."""
+    return COMPONENTS.named(call.organization_id, call.params["key"], Component.select())
+
+
+def _write(organization_id: int, spec: uptime.ComponentSpec, current: Component | None) -> int:
+    policy = None
+    if spec.escalation_policy is not None:
+        policy = EscalationPolicy.get_or_none(
+            EscalationPolicy.organization == organization_id, EscalationPolicy.key == spec.escalation_policy
+        )
+        if policy is None:
+            problem = f"$.escalation_policy: this organization has no escalation policy {spec.escalation_policy!r}"
+            raise invalid("component", [problem])
+    try:
+        uptime.upsert(organization_id, spec, current, None if policy is None else policy.id, owner=OWNER)
+    except peewee.IntegrityError as e:
+        if "heartbeat_monitor" in str(e):
+            raise invalid("component", ["$.token: another heartbeat has this token"]) from None
+        raise
+    return Component.get(Component.organization == organization_id, Component.key == spec.key).id
+
+
+COMPONENTS = Resource(
+    name="component",
+    plural="components",
+    model=Component,
+    identifier="key",
+    spec=uptime.ComponentSpec,
+    view=ComponentView,
+    page=ComponentPage,
+    show=lambda rows: [shown(row) for row in rows],
+    document=uptime.document,
+    write=_write,
+    existing=lambda organization_id, spec: Component.get_or_none(
+        Component.organization == organization_id, Component.key == spec.key
+    ),
+    listed=lambda: Component.select(*SHOWN),
+    filters=(
+        Filter("status", "Only the components in this status.", allowed=STATUSES, column=Component.status),
+        Filter("type", "Only the components of this type.", allowed=TYPES, column=Component.type),
+        Filter("kind", "Only the endpoints checked by this kind.", allowed=KINDS, column=Component.kind),
+    ),
+    secrets=("token", "url", "headers", "body", "send"),
+    refused={"ca_file": "a file is read where `pulse apply` runs, not over the API: give ca, the PEM text"},
+    example=EXAMPLE,
+    body_example={
+        "key": "api",
+        "name": "Public API",
+        "url": "https://api.acme.example/health",
+        "interval": "30s",
+        "headers": {"Authorization": "Bearer s3cr3t"},
+    },
+    patch_example={"interval": "1m", "headers": {"Authorization": None}},
 )
-ONE = Operation("A component, with its ETag", ComponentView, refusals=(404,), answer_headers=("ETag",), example=EXAMPLE)

@@ -7,29 +7,22 @@ Each route declares what the document says of it (``doc``, ``docs``)."""
 
 from __future__ import annotations
 
+import functools
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
-from pulse.api import (
-    alert_writes,
-    alerts,
-    audit,
-    checks,
-    component_writes,
-    components,
-    incident_writes,
-    incidents,
-    openapi,
-    organization,
-    uptime,
-)
+from pulse.api import alert_writes, alerts, audit, checks, incident_writes, incidents, openapi, organization, uptime
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
+from pulse.api.components import COMPONENTS
+from pulse.api.resources import PREFIX, Resource
 from pulse.api.writes import write_route
 from pulse.inbound.limits import TokenBuckets
 
-PREFIX = "/api/v1"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+#: What the configuration file declares that the API reads and writes, by its path under /api/v1.
+RESOURCES = {resource.plural: resource for resource in (COMPONENTS,)}
 
 
 def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
@@ -41,9 +34,9 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
     buckets = buckets or TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
     served: list[BaseRoute] = [
         api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets, doc=organization.SHOW),
-        api_route(f"{PREFIX}/components", components.index, scope="read", buckets=buckets, doc=components.INDEX),
-        api_route(f"{PREFIX}/components/{{key}}", components.one, scope="read", buckets=buckets, doc=components.ONE),
-        # The read side: incidents, on-call alerts, a component's checks and uptime.
+        # What the configuration file declares, read and written; then the read side: a
+        # component's checks and uptime, incidents, on-call alerts, the audit.
+        *(route for resource in RESOURCES.values() for route in _routes(resource, buckets)),
         api_route(f"{PREFIX}/components/{{key}}/checks", checks.index, scope="read", buckets=buckets, doc=checks.INDEX),
         api_route(f"{PREFIX}/components/{{key}}/uptime", uptime.show, scope="read", buckets=buckets, doc=uptime.SHOW),
         api_route(f"{PREFIX}/incidents", incidents.index, scope="read", buckets=buckets, doc=incidents.INDEX),
@@ -53,20 +46,6 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
         api_route(f"{PREFIX}/audit", audit.index, scope="read", buckets=buckets, doc=audit.INDEX),
     ]
     served += [
-        write_route(
-            f"{PREFIX}/components",
-            {"POST": component_writes.create},
-            object_type="component",
-            buckets=buckets,
-            docs={"POST": component_writes.CREATE},
-        ),
-        write_route(
-            f"{PREFIX}/components/{{key}}",
-            {"PUT": component_writes.replace, "PATCH": component_writes.patch, "DELETE": component_writes.remove},
-            object_type="component",
-            buckets=buckets,
-            docs={"PUT": component_writes.REPLACE, "PATCH": component_writes.PATCH, "DELETE": component_writes.REMOVE},
-        ),
         write_route(
             f"{PREFIX}/incidents",
             {"POST": incident_writes.open_incident},
@@ -109,3 +88,21 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
         raise error(404, "no such route of the API")
 
     return [*served, Route(f"{PREFIX}/{{rest:path}}", elsewhere, methods=METHODS), openapi.route(served)]
+
+
+def _routes(resource: Resource, buckets: TokenBuckets) -> list[BaseRoute]:
+    """A resource's listing and its one object (``read``), and their writes (``write``), each
+    with what it declares (`pulse.api.resources.Resource.operations`)."""
+    one = f"{resource.path}/{{{resource.identifier}}}"
+    does = resource.operations
+    written = functools.partial(write_route, object_type=resource.name, buckets=buckets)
+    return [
+        api_route(resource.path, resource.index, scope="read", buckets=buckets, doc=does.index),
+        api_route(one, resource.one, scope="read", buckets=buckets, doc=does.one),
+        written(resource.path, {"POST": resource.create}, docs={"POST": does.create}),
+        written(
+            one,
+            {"PUT": resource.replace, "PATCH": resource.patch, "DELETE": resource.remove},
+            docs={"PUT": does.replace, "PATCH": does.patch, "DELETE": does.remove},
+        ),
+    ]

@@ -21,7 +21,7 @@ COMMANDS = {
     "calculated": "calculated",
     "check": "check",
     "cleanup": "cleanup",
-    "components": "components",
+    "components": "owners",
     "demo": "run",
     "dlq": "dlq",
     "formula": "formula",

@@ -16,7 +16,7 @@ from pulse.api.tokens import create
 from pulse.models import ApiAudit, ApiIdempotency, Component, HeartbeatMonitor, MaintenanceWindow, Organization
 from tests.support.certs import Authority
 from tests.support.cli import pulse
-from tests.support.serve import running
+from tests.support.serve import call, running
 from tests.support.wait import wait_for
 
 FILE = """
@@ -60,12 +60,6 @@ def authority(tmp_path):
 @pytest.fixture
 def writer():
     return create("acme", ["read", "write"])[1]
-
-
-def call(service, method, path, bearer, body=None, **headers):
-    headers = {"Authorization": f"Bearer {bearer}", **headers}
-    url = f"http://127.0.0.1:{service.port}/api/v1{path}"
-    return requests.request(method, url, json=body, headers=headers, timeout=10)
 
 
 def test_a_component_is_made_read_replaced_patched_and_deleted(service, writer, caplog):

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import requests
+
 from pulse.app import serve as app
 from pulse.config import Settings
 from pulse.inbound.server import Service
@@ -32,6 +34,14 @@ def running(settings: Settings, **options: Any) -> Iterator[Service]:
     finally:
         service.stop()
         thread.join(15)
+
+
+def call(service: Service, method: str, path: str, bearer: str, body: Any = None, **headers: str) -> requests.Response:
+    """``method path`` of the API (``path`` under ``/api/v1``) on ``service``, with ``bearer``'s token and
+    ``body`` as JSON."""
+    headers = {"Authorization": f"Bearer {bearer}", **headers}
+    url = f"http://127.0.0.1:{service.port}/api/v1{path}"
+    return requests.request(method, url, json=body, headers=headers, timeout=10)
 
 
 class ServeProcess(WorkerProcess):

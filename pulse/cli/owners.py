@@ -1,0 +1,40 @@
+"""`pulse components release`: give an object the configuration file made to the API (docs/api.md)."""
+
+from __future__ import annotations
+
+import click
+
+from pulse.cli.output import echo, fail, settings
+
+
+def _group(plural: str, name: str, identifier: str) -> click.Group:
+    """The command group ``plural`` with its ``release`` command, for `pulse.api.routes.RESOURCES`'s
+    resource of that name."""
+
+    @click.group(plural, help=f"{plural.capitalize()}: who writes them (docs/api.md).")
+    def group() -> None:
+        pass
+
+    @group.command(
+        "release",
+        help=f"Release {name} {identifier} of organization ORG from the configuration file: the API may change "
+        "and delete it, and `pulse apply` leaves it alone until a file names it again.",
+    )
+    @click.argument("slug", metavar="ORG")
+    @click.argument("text", metavar=identifier)
+    def release(slug: str, text: str) -> None:
+        from pulse.api.routes import RESOURCES
+
+        settings()
+        try:
+            changed = RESOURCES[plural].release(slug, text)
+        except LookupError as e:
+            fail(str(e), 2)
+        echo(f"released {slug}/{text}: the API writes it now" if changed else f"{slug}/{text} is the API's already")
+
+    return group
+
+
+COMMANDS = [
+    _group("components", "component", "KEY"),
+]

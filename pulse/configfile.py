@@ -10,7 +10,8 @@ variable NAME (for secrets: webhook URLs, signing secrets), which must be set. N
 as YAML 1.2 reads them: ``17:30`` is a time of day in a text, not the number 1050 (YAML 1.1's
 base 60). Applying is
 idempotent (upsert by slug, key or address) and happens in one transaction; ``prune`` also
-deletes what the file no longer names.
+deletes what the file no longer names, but for the components, channels and subscribers made
+through the API (`pulse.api.resources`), which a file takes over only by naming them.
 
 A file is at most 5 MiB; loading it takes time in proportion to its size, at most about 4 s a MiB
 on a 2-core machine (the densest YAML, a list of numbers on one line; components take 1 s a MiB):

@@ -5,8 +5,8 @@
 - `auth`: the ``Authorization: Bearer`` of a request: 401, 403 naming the scope it lacks, 429 per
   token; a route's work in a worker thread with a database connection.
 - `resources`: what the configuration file declares, read (scope ``read``) and made, replaced,
-  patched and deleted by the file's spec, and released from the file: `components`, a
-  `resources.Resource`.
+  patched and deleted by the file's spec, and released from the file: `components`, `channels`,
+  `subscribers`, one `resources.Resource` each.
 - `organization`, `checks` and `uptime` (a component's), `incidents`, `alerts`, `audit`: the
   other resources read (scope ``read``).
 - `writes`: a route that writes (scope ``write``): one transaction, an ``Idempotency-Key``, an

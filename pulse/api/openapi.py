@@ -149,7 +149,8 @@ def document(served: Sequence[BaseRoute], prefix: str = PREFIX) -> dict[str, Any
         "info": {
             "title": "Pulse API",
             "version": "1",
-            "description": "An organization's components, incidents and on-call alerts, for tokens with scopes "
+            "description": "An organization's components, notification channels and subscribers, incidents and on-call "
+            "alerts, for tokens with scopes "
             "(`pulse tokens create`). Generated from the routes' declarations: docs/api.md says more.",
         },
         "servers": [{"url": "/"}],

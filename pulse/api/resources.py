@@ -221,16 +221,17 @@ class Resource:
         document = change.document
         if self.identifier == "key" and isinstance(document, dict) and "key" not in document:
             document = {"key": current.key, **document}
-        return self._changed(current, self._spec(document))
+        return self._changed(change, current, self._spec(document))
 
     def patch(self, change: Change) -> Answer:
         current = self._owned(change)
         if not isinstance(change.document, dict):
             raise error(400, "the body must be a JSON object: the fields to change (a JSON merge patch, RFC 7396)")
-        return self._changed(current, self._spec(merged(self.document(current), change.document)))
+        return self._changed(change, current, self._spec(merged(self.document(current), change.document)))
 
     def remove(self, change: Change) -> Answer:
         current = self._owned(change)
+        self._matched(change, current)
         self.model.delete().where(self.model.id == current.id).execute()
         return Answer(None, status=204)
 
@@ -295,7 +296,7 @@ class Resource:
 
     def _owned(self, change: Change) -> Any:
         """The object the path names, locked for the write: 404 for none, 409 for one the file
-        made, 412 when ``If-Match`` names another version of it."""
+        made."""
         text = change.params[self.identifier]
         row = self.named(change.organization_id, text, self.model.select().for_update())
         if row.owner != OWNER:
@@ -305,13 +306,18 @@ class Resource:
                 f"{slug}/{text} is declared by the configuration file: change it there, "
                 f"or release it with `pulse {self.plural} release {slug} {text}`",
             )
-        matched(change.if_match, etag(row.id, row.version), self._called(getattr(row, self.identifier)))
         return row
 
-    def _changed(self, current: Any, spec: Any) -> Answer:
+    def _matched(self, change: Change, row: Any) -> None:
+        """412 when ``If-Match`` names another version of ``row``: checked once the request is
+        otherwise valid, so that a body that is not is refused for what it is (400, 422)."""
+        matched(change.if_match, etag(row.id, row.version), self._called(getattr(row, self.identifier)))
+
+    def _changed(self, change: Change, current: Any, spec: Any) -> Answer:
         if self.identifier == "key" and spec.key != current.key:
             problem = f"$.key: is {current.key!r}, as the URL says: a {self.name}'s key does not change"
             raise invalid(self.name, [problem])
+        self._matched(change, current)
         return self._answer(self._write(current.organization_id, spec, current))
 
     def _write(self, organization_id: int, spec: Any, current: Any) -> Any:

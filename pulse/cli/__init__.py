@@ -19,6 +19,7 @@ from pulse.errors import ConfigError
 COMMANDS = {
     "apply": "apply",
     "calculated": "calculated",
+    "channels": "owners",
     "check": "check",
     "cleanup": "cleanup",
     "components": "owners",
@@ -36,6 +37,7 @@ COMMANDS = {
     "run": "run",
     "serve": "serve",
     "status": "status",
+    "subscribers": "owners",
     "tokens": "tokens",
 }
 

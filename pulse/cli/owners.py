@@ -1,4 +1,5 @@
-"""`pulse components release`: give an object the configuration file made to the API (docs/api.md)."""
+"""`pulse components release`, `pulse channels release`, `pulse subscribers release`: give an object
+the configuration file made to the API (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -37,4 +38,6 @@ def _group(plural: str, name: str, identifier: str) -> click.Group:
 
 COMMANDS = [
     _group("components", "component", "KEY"),
+    _group("channels", "channel", "KEY"),
+    _group("subscribers", "subscriber", "ID"),
 ]

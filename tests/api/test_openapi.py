@@ -37,7 +37,7 @@ def test_every_route_under_api_v1_is_described_with_each_of_its_methods():
 
     described = {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
     assert described == under
-    assert len(described) == 18
+    assert len(described) == 30
 
 
 def test_a_route_without_its_declaration_is_refused():
@@ -83,6 +83,27 @@ def test_each_operation_names_its_scope_and_its_refusals():
     assert "key" not in replaced["schema"]["required"]
 
 
+def test_channels_and_subscribers_are_declared_by_their_resource_with_its_filters_and_spec():
+    paths = openapi.document(api.routes())["paths"]
+    channels, subscribers = paths["/api/v1/channels"], paths["/api/v1/subscribers"]
+
+    assert [p["name"] for p in channels["get"]["parameters"]] == ["limit", "cursor", "type"]
+    assert "webhook" in channels["get"]["parameters"][2]["schema"]["enum"]
+    assert subscribers["get"]["parameters"][2]["schema"] == {
+        "type": "string",
+        "enum": ["email", "phone", "webhook", "push"],
+    }
+    assert set(channels["post"]["responses"]["201"]["links"]) >= {"get_channels_key", "patch_channels_key"}
+    assert subscribers["post"]["responses"]["201"]["links"]["get_subscribers_id"]["parameters"] == {
+        "id": "$response.body#/id"
+    }
+    assert [p["name"] for p in paths["/api/v1/subscribers/{id}"]["put"]["parameters"]] == ["id", "If-Match"]
+    replaced = paths["/api/v1/channels/{key}"]["put"]["requestBody"]["content"]["application/json"]["schema"]
+    assert "key" not in replaced["required"] and "url" in replaced["properties"]  # write-only: taken, never answered
+    answered = openapi.document(api.routes())["components"]["schemas"]["ChannelView"]["properties"]
+    assert not {"url", "secret", "endpoint", "keys"} & set(answered)
+
+
 def test_the_examples_are_of_the_types_the_code_answers_and_takes():
     checked = 0
     for route in declared():
@@ -94,7 +115,7 @@ def test_the_examples_are_of_the_types_the_code_answers_and_takes():
             if isinstance(operation.body, type) and issubclass(operation.body, BaseModel):
                 assert operation.body_example is not None, operation.summary
                 operation.body.model_validate(operation.body_example)
-    assert checked == 17  # all but DELETE's, which answers no body
+    assert checked == 27  # all but DELETE's, which answers no body
 
 
 def test_a_route_reads_the_query_parameters_it_declared_and_no_other():

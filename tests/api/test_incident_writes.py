@@ -42,12 +42,6 @@ def acme(database):
 
 
 @pytest.fixture
-def service(settings, acme):
-    with running(settings) as running_service:
-        yield running_service
-
-
-@pytest.fixture
 def responder():
     """A token that may post incidents and answer pages, and read."""
     return create("acme", ["read", "incidents", "oncall"])[1]

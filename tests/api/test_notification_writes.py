@@ -17,7 +17,7 @@ from pulse.inbound.bounds import RefusedError
 from pulse.models import ApiAudit, NotificationChannel, Organization, Subscriber
 from pulse.spec import Strict
 from tests.support.cli import pulse
-from tests.support.serve import call, running
+from tests.support.serve import call
 
 SLACK_URL = "https://hooks.slack.com/services/T0/B0/sl4ckPATHs3cr3t"
 HOOK_URL = "https://hooks.acme.example/pulse/h00kPATHs3cr3t"
@@ -50,12 +50,6 @@ def acme(database):
     """acme as a file declares it: components site and api, channel ops-slack, two subscribers."""
     configfile.apply(configfile.load(FILE))
     return Organization.get(Organization.slug == "acme")
-
-
-@pytest.fixture
-def service(settings, acme):
-    with running(settings) as running_service:
-        yield running_service
 
 
 @pytest.fixture

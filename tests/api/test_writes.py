@@ -47,12 +47,6 @@ def acme(database):
 
 
 @pytest.fixture
-def service(settings, acme):
-    with running(settings) as running_service:
-        yield running_service
-
-
-@pytest.fixture
 def authority(tmp_path):
     return Authority(tmp_path)
 

@@ -48,8 +48,6 @@ import numbers
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 
-import numexpr
-
 from pulse.calculated.formula import (
     MAX_DECIMALS,
     Compare,
@@ -121,6 +119,10 @@ _NUMEXPR = {
 
 
 def _numexpr(operation: str, a: float, b: float = 0.0) -> float:
+    # Imported at the first operation: numexpr brings numpy, a tenth of every worker's start-up,
+    # and most processes that import this module (pulse apply's validation) never evaluate.
+    import numexpr
+
     return float(numexpr.evaluate(_NUMEXPR[operation], local_dict={"a": a, "b": b}, global_dict={}))
 
 

@@ -6,7 +6,7 @@
   token; a route's work in a worker thread with a database connection.
 - `resources`: what the configuration file declares, read (scope ``read``) and made, replaced,
   patched and deleted by the file's spec, and released from the file: `components`, `channels`,
-  `subscribers`, one `resources.Resource` each.
+  `subscribers`, `alert_sources`, one `resources.Resource` each.
 - `organization`, `checks` and `uptime` (a component's), `incidents`, `alerts`, `audit`: the
   other resources read (scope ``read``).
 - `writes`: a route that writes (scope ``write``): one transaction, an ``Idempotency-Key``, an
@@ -16,8 +16,8 @@
   itself (a `declared.Operation` a method), which `openapi` makes ``/api/openapi.json`` of.
 
 An API route answers JSON, an error as ``{"error": "..."}``; it never returns a secret a row holds
-(a header's value, a body, a CA's PEM, a source's token, a channel's URL or a webhook's secret) nor
-an on-call person's contact details (a phone number, an address: a person is named by key and
-name). A subscriber is its address, and shown with it when it is an email address or a phone
+(a header's value, a body, a CA's PEM, a source's token or signing secret, a channel's URL or a
+webhook's secret) nor an on-call person's contact details (a phone number, an address: a person is
+named by key and name). A subscriber is its address, and shown with it when it is an email address or a phone
 number (a URL by its host).
 """

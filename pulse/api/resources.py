@@ -78,12 +78,13 @@ class Resource:
 
     Parameters:
       name: what one is called (``channel``): the audit's object type, and the errors'.
-      plural: its path under ``/api/v1`` and its command (``channels``: `pulse channels release`).
+      plural: its path under ``/api/v1`` and its command (``channels``: `pulse channels release`;
+        ``alert-sources``), and, with ``_`` for ``-``, its listing's field (``alert_sources``).
       model: its table, with ``organization``, ``owner`` and ``version`` columns.
       identifier: the column a path names one by: ``key``, or ``id`` (a subscriber's address may
         be a secret URL).
       spec: the configuration file's model of one: a write's body.
-      view: the TypedDict of one as answered; page: of a listing's page (``{plural: [view],
+      view: the TypedDict of one as answered; page: of a listing's page (``{listing: [view],
         next_cursor}``).
       show: rows as answered (no secret), a page of them at once.
       document: a row as the file declares it, its secrets read from the row (for a PATCH; never
@@ -123,6 +124,11 @@ class Resource:
         return f"{PREFIX}/{self.plural}"
 
     @property
+    def listing(self) -> str:
+        """The field of a listing's page that holds its objects: its plural, a name of JSON's."""
+        return self.plural.replace("-", "_")
+
+    @property
     def operations(self) -> Operations:
         """What each of its routes declares (`pulse.api.openapi`)."""
         refused = tuple(self.refused)
@@ -139,7 +145,7 @@ class Resource:
                 self.page,
                 query=(*pages.QUERY, *self.filters),
                 refusals=(400,),
-                example={self.plural: [self.example], "next_cursor": "YXBp" if self.identifier == "key" else "MQ"},
+                example={self.listing: [self.example], "next_cursor": "YXBp" if self.identifier == "key" else "MQ"},
             ),
             one=Operation(
                 f"A {self.name}, with its ETag",
@@ -189,7 +195,7 @@ class Resource:
         if after is not None:
             query = query.where(self._column > after)
         rows, next_cursor = pages.take(query, self._column, limit, self.identifier)
-        return {self.plural: self.show(rows), "next_cursor": next_cursor}
+        return {self.listing: self.show(rows), "next_cursor": next_cursor}
 
     def one(self, call: Call) -> Answer:
         return self._answer(self.named(call.organization_id, call.params[self.identifier]))

@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
 from pulse.api import alert_writes, alerts, audit, checks, incident_writes, incidents, openapi, organization, uptime
+from pulse.api.alert_sources import ALERT_SOURCES
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
 from pulse.api.channels import CHANNELS
 from pulse.api.components import COMPONENTS
@@ -24,7 +25,7 @@ from pulse.inbound.limits import TokenBuckets
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 #: What the configuration file declares that the API reads and writes, by its path under /api/v1.
-RESOURCES = {resource.plural: resource for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS)}
+RESOURCES = {resource.plural: resource for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS, ALERT_SOURCES)}
 
 
 def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:

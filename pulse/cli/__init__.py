@@ -17,6 +17,7 @@ from pulse.errors import ConfigError
 
 # Each command: the module of pulse.cli that defines it (in its COMMANDS).
 COMMANDS = {
+    "alert-sources": "owners",
     "apply": "apply",
     "calculated": "calculated",
     "channels": "owners",

@@ -1,5 +1,5 @@
-"""`pulse components release`, `pulse channels release`, `pulse subscribers release`: give an object
-the configuration file made to the API (docs/api.md)."""
+"""`pulse components release`, `pulse channels release`, `pulse subscribers release`, `pulse
+alert-sources release`: give an object the configuration file made to the API (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -40,4 +40,5 @@ COMMANDS = [
     _group("components", "component", "KEY"),
     _group("channels", "channel", "KEY"),
     _group("subscribers", "subscriber", "ID"),
+    _group("alert-sources", "alert source", "KEY"),
 ]

@@ -1,4 +1,4 @@
-from peewee import BigAutoField, BlobField, BooleanField, CharField, ForeignKeyField, JSONField
+from peewee import BigAutoField, BlobField, BooleanField, CharField, ForeignKeyField, IntegerField, JSONField
 
 from pulse.models.base import BaseModel, DateTimeTZField, utcnow
 from pulse.models.organization import Organization
@@ -26,6 +26,8 @@ class AlertSource(BaseModel):
     routes = JSONField()
     signature = JSONField(null=True)
     pending_at = DateTimeTZField(null=True)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 

@@ -79,36 +79,36 @@ class AlertSourceSpec(Strict):
         chosen = [{"match": r.match, "policy": r.escalation_policy} for r in self.routes]
         return [*chosen, {"match": {}, "policy": self.escalation_policy}]
 
+    def policies(self) -> list[tuple[str, str]]:
+        """The escalation policies it names, each with its field's path (``routes[0].escalation_policy``)."""
+        named = [("escalation_policy", self.escalation_policy)]
+        return named + [(f"routes[{j}].escalation_policy", r.escalation_policy) for j, r in enumerate(self.routes)]
+
 
 def references(sources: list[AlertSourceSpec], policies: set[str]) -> list[str]:
     """The escalation policies sources name that the organization does not declare."""
-    found = []
-    for i, source in enumerate(sources):
-        named = [("escalation_policy", source.escalation_policy)]
-        named += [(f"routes[{j}].escalation_policy", r.escalation_policy) for j, r in enumerate(source.routes)]
-        found += [
-            f"alert_sources[{i}].{where} names {key!r}, which is not in escalation_policies"
-            for where, key in named
-            if key not in policies
-        ]
-    return found
+    return [
+        f"alert_sources[{i}].{where} names {key!r}, which is not in escalation_policies"
+        for i, source in enumerate(sources)
+        for where, key in source.policies()
+        if key not in policies
+    ]
 
 
 def sync(organization_id: int, sources: list[AlertSourceSpec], *, prune: bool) -> int:
-    """Upsert the organization's alert sources (by key) inside the caller's transaction; with
-    ``prune``, delete those not named (with their alerts). Returns how many were deleted."""
+    """Upsert the organization's alert sources (by key) inside the caller's transaction, as the
+    file's (owner ``file``, one more version); with ``prune``, delete those not named that the file
+    made (with their alerts). Returns how many were deleted.
+
+    One made through the API (owner ``api``, `pulse.api`) is the file's again once the file names
+    it; one the file does not name is left alone, pruned or not."""
     for source in sources:
-        fields = {
-            "name": source.name or source.key,
-            "kind": source.kind,
-            "token_sha256": digest(source.token),
-            "routes": source.stored_routes(),
-            "signature": source.signature.model_dump() if source.signature else None,
-        }
+        fields = {**source_fields(source), "token_sha256": digest(source.token), "owner": "file"}
         (
             AlertSource.insert(organization=organization_id, key=source.key, **fields)
             .on_conflict(
-                conflict_target=[AlertSource.organization, AlertSource.key], update={**fields, "updated_at": utcnow()}
+                conflict_target=[AlertSource.organization, AlertSource.key],
+                update={**fields, "updated_at": utcnow(), "version": AlertSource.version + 1},
             )
             .execute()
         )
@@ -116,5 +116,31 @@ def sync(organization_id: int, sources: list[AlertSourceSpec], *, prune: bool) -
         return 0
     named = [source.key for source in sources] or [""]
     return (
-        AlertSource.delete().where(AlertSource.organization == organization_id, AlertSource.key.not_in(named)).execute()
+        AlertSource.delete()
+        .where(
+            AlertSource.organization == organization_id,
+            AlertSource.key.not_in(named),
+            AlertSource.owner == "file",
+        )
+        .execute()
     )
+
+
+def source_fields(source: AlertSourceSpec) -> dict[str, Any]:
+    """A source's columns but its key, its token's digest and its owner."""
+    return {
+        "name": source.name or source.key,
+        "kind": source.kind,
+        "routes": source.stored_routes(),
+        "signature": source.signature.model_dump() if source.signature else None,
+    }
+
+
+def source_document(row: AlertSource) -> dict[str, Any]:
+    """The source as a configuration file declares it (what `AlertSourceSpec` reads back as what is
+    stored), its signing secret included, so that a change to some of its fields (the API's PATCH)
+    is validated whole. Its token is not in it: only its digest is kept."""
+    *chosen, every = row.routes
+    found = {"key": row.key, "name": row.name, "kind": row.kind, "escalation_policy": every["policy"]}
+    found["routes"] = [{"match": r["match"], "escalation_policy": r["policy"]} for r in chosen]
+    return found if row.signature is None else {**found, "signature": row.signature}

@@ -37,7 +37,7 @@ def test_every_route_under_api_v1_is_described_with_each_of_its_methods():
 
     described = {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
     assert described == under
-    assert len(described) == 30
+    assert len(described) == 36
 
 
 def test_a_route_without_its_declaration_is_refused():
@@ -104,6 +104,23 @@ def test_channels_and_subscribers_are_declared_by_their_resource_with_its_filter
     assert not {"url", "secret", "endpoint", "keys"} & set(answered)
 
 
+def test_alert_sources_are_listed_under_a_json_name_and_their_token_is_taken_never_answered():
+    document = openapi.document(api.routes())
+    sources = document["paths"]["/api/v1/alert-sources"]
+    schemas = document["components"]["schemas"]
+
+    assert sources["get"]["operationId"] == "get_alert_sources"
+    assert set(schemas["AlertSourcePage"]["properties"]) == {"alert_sources", "next_cursor"}
+    assert set(sources["get"]["responses"]["200"]["content"]["application/json"]["example"]) == {
+        "alert_sources",
+        "next_cursor",
+    }
+    body = schemas["AlertSourceBody"]
+    assert "token" in body["properties"] and "token" not in body["required"]  # a PATCH or PUT without it keeps it
+    assert not {"token", "secret"} & set(schemas["AlertSourceView"]["properties"])
+    assert set(schemas["SignatureView"]["properties"]) == {"header", "timestamp_header"}
+
+
 def test_the_examples_are_of_the_types_the_code_answers_and_takes():
     checked = 0
     for route in declared():
@@ -115,7 +132,7 @@ def test_the_examples_are_of_the_types_the_code_answers_and_takes():
             if isinstance(operation.body, type) and issubclass(operation.body, BaseModel):
                 assert operation.body_example is not None, operation.summary
                 operation.body.model_validate(operation.body_example)
-    assert checked == 27  # all but DELETE's, which answers no body
+    assert checked == 32  # all but DELETE's, which answers no body
 
 
 def test_a_route_reads_the_query_parameters_it_declared_and_no_other():

@@ -7,8 +7,9 @@ not for a component's POST and PUT, whose 40 fields would be ~1,000 requests) an
 made (the stateful phase). Each answer is checked: no 5xx, a status the document lists, the content
 type and headers it says, a body of its schema, invalid data refused, a request without its token
 refused, and no secret of the organization's (a header's value, a body, a payload, a CA, a
-heartbeat's token, a channel's URL and signing secret, a webhook subscriber's URL and secret, a
-person's phone number or address, the bearer token) in any body.
+heartbeat's token, a channel's URL and signing secret, a webhook subscriber's URL and secret, an
+alert source's token and signing secret, a person's phone number or address, the bearer token) in
+any body.
 
 Deterministic (a fixed seed, derandomized) and bounded: about a thousand requests (most of them the
 coverage phase's boundaries), about 80 s on 2 cores (measured 77 s with pytest's start, while another run shared them).
@@ -49,6 +50,13 @@ CHANNEL = {  # write-only: its URL's path and its secret
     "components": ["shop"],
 }
 SUBSCRIBER = {"webhook": "https://bob.example/pulse/subscr1ber-p4th", "secret": "subscr1ber-signing-k3y-0f-32"}
+GRAFANA = {  # write-only: its token and its signing secret
+    "key": "grafana",
+    "kind": "grafana",
+    "token": "gr4fana-t0ken-0f-32-characters-or-more",
+    "escalation_policy": "default",
+    "signature": {"secret": "gr4fana-signing-k3y"},
+}
 SECRETS = (
     "s3cr3t",  # a header's value, a body, the source's token
     "hunter2",  # a URL's password
@@ -61,6 +69,8 @@ SECRETS = (
     CHANNEL["secret"],
     "subscr1ber-p4th",
     SUBSCRIBER["secret"],
+    GRAFANA["token"],
+    GRAFANA["signature"]["secret"],
     "+1415555",  # people's phone numbers
     "@acme.example",  # and addresses
 )
@@ -68,10 +78,12 @@ LEAKS = list(SECRETS)  # and the bearer token, once it is made
 KEYS: list[str] = []  # the Idempotency-Keys made unique
 EXAMPLES = 12  # fuzzed cases an operation at most (beside the examples and the coverage phase's)
 STEPS = 8
-ONE = ["components_key", "channels_key", "subscribers_id"]  # what the configuration file declares, one
+# What the configuration file declares, one.
+ONE = ["components_key", "channels_key", "subscribers_id", "alert_sources_key"]
 LISTINGS = ["get_components", "get_components_key_checks", "get_channels", "get_subscribers", "get_incidents"]
-LISTINGS += ["get_alerts", "get_audit"]
-REFERRING = ["post_components", "post_channels", "post_subscribers", "post_incidents", "post_alerts_id_acknowledge"]
+LISTINGS += ["get_alert_sources", "get_alerts", "get_audit"]
+REFERRING = ["post_components", "post_channels", "post_subscribers", "post_alert_sources", "post_incidents"]
+REFERRING += ["post_alerts_id_acknowledge"]
 CONDITIONAL = [f"{method}_{path}" for method in ("put", "patch", "delete") for path in ONE]
 ACCEPTED = [
     "2xx",
@@ -96,7 +108,12 @@ def organization(settings, tmp_path_factory):
     now = utcnow()
     add_checks(web.id, [(now - timedelta(minutes=n), now - timedelta(minutes=n), "OPERATIONAL", 12) for n in (1, 2)])
     source = AlertSource.create(
-        organization=acme, key="app", name="App", kind="events", token_sha256=digest(SOURCE_TOKEN), routes=[]
+        organization=acme,
+        key="app",
+        name="App",
+        kind="events",
+        token_sha256=digest(SOURCE_TOKEN),
+        routes=[{"match": {}, "policy": "default"}],
     )
     with db.atomic():
         policy = alerts.frozen_policy(acme.id, "default")
@@ -124,7 +141,7 @@ def organization(settings, tmp_path_factory):
         for component in made:
             answered = session.post(f"{url}/api/v1/components", json=component, timeout=10)
             assert answered.status_code == 201, answered.text
-        for path, body in (("channels", CHANNEL), ("subscribers", SUBSCRIBER)):
+        for path, body in (("channels", CHANNEL), ("subscribers", SUBSCRIBER), ("alert-sources", GRAFANA)):
             answered = session.post(f"{url}/api/v1/{path}", json=body, timeout=10)
             assert answered.status_code == 201, answered.text
         opened = {"title": "Payments fail", "message": "Looking into it", "component": "api"}

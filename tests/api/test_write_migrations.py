@@ -1,6 +1,6 @@
-"""Migrations 0030 to 0032: a component, channel or subscriber already there is the file's, at
-version 1; an owner is ``file`` or ``api``; the idempotency keys and audit rows go with their token
-and organization; the way down drops them all."""
+"""Migrations 0030 to 0032 and 0035: a component, channel, subscriber or alert source already there
+is the file's, at version 1; an owner is ``file`` or ``api``; the idempotency keys and audit rows go
+with their token and organization; the way down drops them all."""
 
 from __future__ import annotations
 
@@ -82,3 +82,29 @@ def test_channels_and_subscribers_have_an_owner_and_a_version(database_at_0031):
         "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') AND table_name = %s"
     )
     assert [db.execute_sql(columns, (t,)).fetchone() for t in ("notification_channel", "subscriber")] == [(0,), (0,)]
+
+
+@pytest.fixture
+def database_at_0032(settings):
+    """A database of its own at migration 0032, with an alert source."""
+    with database_at(settings, "0032_channel_owners", "_alert_source_owners") as database:
+        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
+        db.execute_sql(
+            "INSERT INTO alert_source (organization_id, key, name, kind, token_sha256, routes)"
+            " VALUES (1, 'prometheus', 'Prometheus', 'alertmanager', %s, '[]')",
+            (hashlib.sha256(b"token").digest(),),
+        )
+        yield database
+
+
+def test_alert_sources_have_an_owner_and_a_version(database_at_0032):
+    runner = Runner(database_at_0032, MIGRATIONS_DIR)
+    assert runner.up("0035_alert_source_owners")[-1] == "0035_alert_source_owners"
+    assert db.execute_sql("SELECT owner, version FROM alert_source").fetchall() == [("file", 1)]
+    for change in ("owner = 'someone'", "version = 0"):
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE alert_source SET {change}")
+
+    assert runner.down() == ["0035_alert_source_owners"]
+    columns = "SELECT count(*) FROM information_schema.columns WHERE table_name = 'alert_source' AND column_name = %s"
+    assert [db.execute_sql(columns, (c,)).fetchone() for c in ("owner", "version")] == [(0,), (0,)]

@@ -19,6 +19,7 @@ from pulse.errors import ConfigError
 COMMANDS = {
     "apply": "apply",
     "calculated": "calculated",
+    "calculated-metrics": "owners",
     "channels": "owners",
     "check": "check",
     "cleanup": "cleanup",
@@ -27,6 +28,7 @@ COMMANDS = {
     "dlq": "dlq",
     "formula": "formula",
     "health": "ops",
+    "integrations": "owners",
     "locations": "locations",
     "metrics": "metrics",
     "migrate": "ops",

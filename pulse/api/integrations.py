@@ -8,7 +8,8 @@ says which are set. They are ``bearer_token``, ``password``, ``api_key``, ``app_
 ``url``: a URL may carry a user and password or a token in its path or query, and Pulse never
 echoes one (`pulse.spec.http_url`); it is shown as its ``destination``, its host and the first 8
 hex digits of its MD5, to tell two apart. ``username``, ``site``, ``region``, ``account_id`` and
-``datasource`` are shown. An integration a metric uses is not deleted (409 naming the metrics).
+``datasource`` are shown. An integration a metric uses is not deleted (409 naming the metrics),
+nor given a type that would not take its metrics' options or queries (422, as the file says it).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from pulse.api.resources import OWNER, Filter, Resource
+from pulse.api.writes import invalid
 from pulse.metrics import spec as metrics
 from pulse.metrics.integrations import INTEGRATIONS as KINDS
 from pulse.models import Integration, MetricsQuery, utcnow
@@ -76,12 +78,28 @@ def _shown(key: str, kind: str, settings: dict[str, Any]) -> IntegrationView:
 
 
 def _write(organization_id: int, spec: metrics.IntegrationSpec, current: Integration | None) -> int:
+    if current is not None and spec.type != current.type:
+        problems = _retyped(current, spec)
+        if problems:
+            raise invalid("integration", problems)
     fields = metrics.integration_fields(spec)
     if current is None:
         return Integration.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()
     changes = {**fields, "owner": OWNER, "updated_at": utcnow(), "version": Integration.version + 1}
     Integration.update(**changes).where(Integration.id == current.id).execute()
     return current.id
+
+
+def _retyped(current: Integration, spec: metrics.IntegrationSpec) -> list[str]:
+    """What the metrics of ``current`` would be refused for by the file, were it of ``spec``'s
+    type: an option or a query that type does not take (`pulse.metrics.spec.metric_references`'
+    messages, each at ``$.type`` with the metric's key)."""
+    problems = []
+    for row in MetricsQuery.select().where(MetricsQuery.integration == current.id).order_by(MetricsQuery.key):
+        metric = metrics.MetricSpec.model_validate(metrics.metric_document(row, spec.key, None))
+        where = f"$.type (metric {row.key!r})"
+        problems += metrics.metric_references(metric, {spec.key: spec.type}, set(), set(), where)
+    return problems
 
 
 def _referrers(row: Integration) -> list[str]:

@@ -192,6 +192,12 @@ def test_a_metric_names_its_integration_and_component_by_key_and_is_checked_as_t
     ]
     assert MetricsQuery.select().count() == 2
 
+    retyped = call(service, "PUT", "/integrations/graf", writer, {"type": "pingdom", "bearer_token": "t0k3n-0123"})
+    assert (retyped.status_code, retyped.json()["problems"]) == (
+        422, ["$.type (metric 'p95').query: a Pingdom query is the id of a check (a number)"]
+    )  # fmt: skip
+    assert Integration.get(key="graf").type == "grafana"
+
     by_integration = call(service, "GET", "/metrics?integration=graf", writer)
     by_component = call(service, "GET", "/metrics?component=latency", writer)
     assert [m["key"] for m in by_integration.json()["metrics"]] == ["p95"]

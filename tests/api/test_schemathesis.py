@@ -1,14 +1,15 @@
 """schemathesis fuzzes the API from its own OpenAPI document (``/api/openapi.json``), as a client
 that reads nothing else would, against the real service and an organization with components (the
-file's and the API's, with secrets), incidents and on-call alerts: every operation with the
+file's and the API's, with secrets), channels, subscribers, an integration, a metric and a
+calculated metric, incidents and on-call alerts: every operation with the
 document's examples, the boundaries of each parameter and body (valid and not: the coverage phase;
 not for a component's POST and PUT, whose 40 fields would be ~1,000 requests) and random data
 (valid and not), then sequences that follow the links from a create to the operations on what it
 made (the stateful phase). Each answer is checked: no 5xx, a status the document lists, the content
 type and headers it says, a body of its schema, invalid data refused, a request without its token
 refused, and no secret of the organization's (a header's value, a body, a payload, a CA, a
-heartbeat's token, a channel's URL and signing secret, a webhook subscriber's URL and secret, a
-person's phone number or address, the bearer token) in any body.
+heartbeat's token, a channel's URL and signing secret, a webhook subscriber's URL and secret, an
+integration's URL and token, a person's phone number or address, the bearer token) in any body.
 
 Deterministic (a fixed seed, derandomized) and bounded: about a thousand requests (most of them the
 coverage phase's boundaries), about 80 s on 2 cores (measured 77 s with pytest's start, while another run shared them).
@@ -49,6 +50,14 @@ CHANNEL = {  # write-only: its URL's path and its secret
     "components": ["shop"],
 }
 SUBSCRIBER = {"webhook": "https://bob.example/pulse/subscr1ber-p4th", "secret": "subscr1ber-signing-k3y-0f-32"}
+INTEGRATION = {  # write-only: its URL's path and its token
+    "key": "prom",
+    "type": "prometheus",
+    "url": "https://prometheus.acme.example/integr4tion-p4th",
+    "bearer_token": "integr4tion-t0ken",
+}
+METRIC = {"key": "up", "name": "Up", "integration": "prom", "query": "up"}
+CALCULATED = {"key": "twice", "name": "Twice", "formula": "x * 2", "variables": {"x": {"metric": "up"}}}
 SECRETS = (
     "s3cr3t",  # a header's value, a body, the source's token
     "hunter2",  # a URL's password
@@ -61,6 +70,8 @@ SECRETS = (
     CHANNEL["secret"],
     "subscr1ber-p4th",
     SUBSCRIBER["secret"],
+    "integr4tion-p4th",
+    INTEGRATION["bearer_token"],
     "+1415555",  # people's phone numbers
     "@acme.example",  # and addresses
 )
@@ -69,9 +80,11 @@ KEYS: list[str] = []  # the Idempotency-Keys made unique
 EXAMPLES = 12  # fuzzed cases an operation at most (beside the examples and the coverage phase's)
 STEPS = 8
 ONE = ["components_key", "channels_key", "subscribers_id"]  # what the configuration file declares, one
+ONE += ["integrations_key", "metrics_key", "calculated_metrics_key"]
 LISTINGS = ["get_components", "get_components_key_checks", "get_channels", "get_subscribers", "get_incidents"]
-LISTINGS += ["get_alerts", "get_audit"]
+LISTINGS += ["get_alerts", "get_audit", "get_integrations", "get_metrics", "get_calculated_metrics"]
 REFERRING = ["post_components", "post_channels", "post_subscribers", "post_incidents", "post_alerts_id_acknowledge"]
+REFERRING += ["post_integrations", "post_metrics", "post_calculated_metrics"]
 CONDITIONAL = [f"{method}_{path}" for method in ("put", "patch", "delete") for path in ONE]
 ACCEPTED = [
     "2xx",
@@ -124,7 +137,8 @@ def organization(settings, tmp_path_factory):
         for component in made:
             answered = session.post(f"{url}/api/v1/components", json=component, timeout=10)
             assert answered.status_code == 201, answered.text
-        for path, body in (("channels", CHANNEL), ("subscribers", SUBSCRIBER)):
+        seeded = (("channels", CHANNEL), ("subscribers", SUBSCRIBER), ("integrations", INTEGRATION))
+        for path, body in (*seeded, ("metrics", METRIC), ("calculated-metrics", CALCULATED)):
             answered = session.post(f"{url}/api/v1/{path}", json=body, timeout=10)
             assert answered.status_code == 201, answered.text
         opened = {"title": "Payments fail", "message": "Looking into it", "component": "api"}

@@ -61,6 +61,23 @@ class Filter(params.OneOf):
 
 
 @dataclass(frozen=True)
+class Named(params.Key):
+    """A listing's filter by the key of the object ``column`` refers to, a row of ``model`` (a
+    metric's integration)."""
+
+    column: Any = field(default=None, compare=False)
+    model: Any = field(default=None, compare=False)
+
+    def where(self, query: Any, asked: Mapping[str, str]) -> Any:
+        """``query`` with this filter's condition, when ``asked`` gives it; 400 for a value that
+        cannot be a key."""
+        value = self.read(asked)
+        if value is None:
+            return query
+        return query.where(self.column.in_(self.model.select(self.model.id).where(self.model.key == value)))
+
+
+@dataclass(frozen=True)
 class Operations:
     """What a resource's routes declare, by what they do."""
 
@@ -93,7 +110,9 @@ class Resource:
         (None for a new one), and returns its id; refuses a reference to nothing with `invalid`.
       existing: the organization's row a new spec would collide with (for 409), or None.
       listed: the query of the rows ``show`` reads (default: every column).
-      filters: a listing's filters, each a query parameter it declares.
+      referrers: the objects that name a row, as an error names them (``metric 'api-p95'``): a
+        delete is refused (409) while there is one, the database cascading it being no answer.
+      filters: a listing's filters, each a query parameter it declares (`Filter`, `Named`).
       secrets: the fields whose texts, at any depth, are secrets: never repeated in a problem.
       refused: fields of the file the API refuses, each with why.
       example, body_example, patch_example: one as answered, a body of a POST and of a PATCH, as
@@ -112,7 +131,8 @@ class Resource:
     write: Callable[[int, Any, Any], int]
     existing: Callable[[int, Any], Any]
     listed: Callable[[], Any] | None = None
-    filters: tuple[Filter, ...] = ()
+    referrers: Callable[[Any], list[str]] | None = None
+    filters: tuple[Filter | Named, ...] = ()
     secrets: tuple[str, ...] = ()
     refused: Mapping[str, str] = field(default_factory=dict)
     example: Any = None
@@ -141,7 +161,7 @@ class Resource:
         }
         return Operations(
             index=Operation(
-                f"List the {self.plural}, by {self.identifier}",
+                f"List the {self.plural.replace('-', ' ')}, by {self.identifier}",
                 self.page,
                 query=(*pages.QUERY, *self.filters),
                 refusals=(400,),
@@ -237,6 +257,10 @@ class Resource:
 
     def remove(self, change: Change) -> Answer:
         current = self._owned(change)
+        referrers = self.referrers(current) if self.referrers is not None else []
+        if referrers:
+            called = self._called(getattr(current, self.identifier))
+            raise error(409, f"{called} is named by {', '.join(referrers)}: change or delete them first")
         self._matched(change, current)
         self.model.delete().where(self.model.id == current.id).execute()
         return Answer(None, status=204)

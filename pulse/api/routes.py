@@ -16,8 +16,11 @@ from starlette.routing import BaseRoute, Match, Route
 from pulse.api import alert_writes, alerts, audit, checks, incident_writes, incidents, openapi, organization, uptime
 from pulse.api.alert_sources import ALERT_SOURCES
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
+from pulse.api.calculated import CALCULATED_METRICS
 from pulse.api.channels import CHANNELS
 from pulse.api.components import COMPONENTS
+from pulse.api.integrations import INTEGRATIONS
+from pulse.api.metrics import METRICS
 from pulse.api.resources import PREFIX, Resource
 from pulse.api.subscribers import SUBSCRIBERS
 from pulse.api.writes import write_route
@@ -25,7 +28,10 @@ from pulse.inbound.limits import TokenBuckets
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 #: What the configuration file declares that the API reads and writes, by its path under /api/v1.
-RESOURCES = {resource.plural: resource for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS, ALERT_SOURCES)}
+RESOURCES = {
+    resource.plural: resource
+    for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS, INTEGRATIONS, METRICS, CALCULATED_METRICS, ALERT_SOURCES)
+}
 
 
 def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:

@@ -21,6 +21,7 @@ organization, and calculated metrics must not feed each other in a cycle.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any, Literal
 
@@ -28,7 +29,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from pulse.calculated import due
 from pulse.calculated.formula import parse
-from pulse.components.thresholds import Thresholds, ThresholdsSpec
+from pulse.components.thresholds import Thresholds, ThresholdsSpec, declared
 from pulse.metrics.spec import MetricSpec
 from pulse.models import CalculatedMetric, CalculatedMetricVariable, Component, ExtractedValue, MetricsQuery, utcnow
 from pulse.spec import SLUG, Strict, parse_duration, show_duration, within
@@ -88,50 +89,77 @@ def references(
     unknown sources, inputs polled less often than ``max_age``, components that are not of type
     metric or are driven already, and cycles."""
     problems = []
-    metric_intervals = {m.key: m.interval for m in metrics}
-    extracted = {f"{c.key}/{name}": c.interval for c in components for name in c.extract}
-    keys = {c.key for c in calculated}
-    metric_components = {c.key for c in components if c.type == "metric"}
-    driven = {m.component for m in metrics if m.component}
+    known = Declared(
+        metric_intervals={m.key: m.interval for m in metrics},
+        extracted={f"{c.key}/{name}": c.interval for c in components for name in c.extract},
+        keys={c.key for c in calculated},
+        metric_components={c.key for c in components if c.type == "metric"},
+        driven={m.component for m in metrics if m.component},
+    )
     for index, spec in enumerate(calculated):
-        where = f"calculated_metrics[{index}]"
-        for name, source in spec.variables.items():
-            interval = None
-            if source.metric is not None:
-                interval = metric_intervals.get(source.metric)
-                if interval is None:
-                    problems.append(
-                        f"{where}.variables.{name} names the metric {source.metric!r}, which is not declared"
-                    )
-            elif source.extracted is not None:
-                interval = extracted.get(source.extracted)
-                if interval is None:
-                    problems.append(
-                        f"{where}.variables.{name} names {source.extracted!r}, which no component declares "
-                        "(component key/name of one of its `extract` values)"
-                    )
-            elif source.calculated not in keys:
-                problems.append(
-                    f"{where}.variables.{name} names the calculated metric {source.calculated!r}, which is not declared"
-                )
-            if interval is not None and interval > spec.max_age:
-                problems.append(
-                    f"{where}.max_age ({show_duration(spec.max_age)}) is shorter than the interval of its input "
-                    f"{name} ({show_duration(interval)}): it would be stale most of the time"
-                )
+        problems += spec_references(spec, known, f"calculated_metrics[{index}]")
         if spec.component is not None:
-            if spec.component not in metric_components:
-                problems.append(
-                    f"{where} drives the component {spec.component!r}, which must be declared with `type: metric`"
-                )
-            elif spec.component in driven:
-                problems.append(f"{where}: the component {spec.component!r} is driven by two metrics")
-            driven.add(spec.component)
-    cycle = find_cycle({c.key: [s.calculated for s in c.variables.values() if s.calculated] for c in calculated})
+            known.driven.add(spec.component)
+    cycle = find_cycle({c.key: inputs(c) for c in calculated})
     if cycle:
         index = next(i for i, c in enumerate(calculated) if c.key == cycle[0])
         problems.append(f"calculated_metrics[{index}] feeds itself: {' -> '.join(cycle)}")
     return problems
+
+
+@dataclass
+class Declared:
+    """What a calculated metric may name: the metrics' intervals and the components' extracted
+    values' (``component/name``) by key, the calculated metrics' keys, the components of type
+    metric, and those some metric drives already."""
+
+    metric_intervals: dict[str, timedelta]
+    extracted: dict[str, timedelta]
+    keys: set[str]
+    metric_components: set[str]
+    driven: set[str]
+
+
+def spec_references(spec: CalculatedMetricSpec, known: Declared, where: str) -> list[str]:
+    """What one calculated metric (at ``where``: ``calculated_metrics[3]`` in the file, ``$`` in
+    the API's body) names that ``known`` does not have, or that it may not use (see
+    `references`); cycles aside."""
+    problems = []
+    for name, source in spec.variables.items():
+        interval = None
+        if source.metric is not None:
+            interval = known.metric_intervals.get(source.metric)
+            if interval is None:
+                problems.append(f"{where}.variables.{name} names the metric {source.metric!r}, which is not declared")
+        elif source.extracted is not None:
+            interval = known.extracted.get(source.extracted)
+            if interval is None:
+                problems.append(
+                    f"{where}.variables.{name} names {source.extracted!r}, which no component declares "
+                    "(component key/name of one of its `extract` values)"
+                )
+        elif source.calculated not in known.keys:
+            problems.append(
+                f"{where}.variables.{name} names the calculated metric {source.calculated!r}, which is not declared"
+            )
+        if interval is not None and interval > spec.max_age:
+            problems.append(
+                f"{where}.max_age ({show_duration(spec.max_age)}) is shorter than the interval of its input "
+                f"{name} ({show_duration(interval)}): it would be stale most of the time"
+            )
+    if spec.component is not None:
+        if spec.component not in known.metric_components:
+            problems.append(
+                f"{where}.component drives the component {spec.component!r}, which must be declared with `type: metric`"
+            )
+        elif spec.component in known.driven:
+            problems.append(f"{where}: the component {spec.component!r} is driven by two metrics")
+    return problems
+
+
+def inputs(spec: CalculatedMetricSpec) -> list[str]:
+    """The keys of the calculated metrics ``spec`` reads."""
+    return [s.calculated for s in spec.variables.values() if s.calculated]
 
 
 def find_cycle(inputs: dict[str, list[str]]) -> list[str] | None:
@@ -167,8 +195,13 @@ def sync(
     advance: Callable[[int], object],
 ) -> int:
     """Upsert the organization's calculated metrics (by key) and their variables inside the
-    caller's transaction, mark those created or changed (and what they feed) for evaluation; with
-    ``prune``, delete those not named. Returns how many were deleted."""
+    caller's transaction, as the file's (owner ``file``, one more version when changed), mark
+    those created or changed (and what they feed) for evaluation; with ``prune``, delete those not
+    named that the file made. Returns how many were deleted.
+
+    One made through the API (owner ``api``, `pulse.api`) is the file's again once the file names
+    it; one the file does not name is left alone, pruned or not, and so are the file's that it
+    reads."""
     # Locked in id order first, as marks lock them: an apply and a poll's mark never deadlock.
     locked = (
         CalculatedMetric.select().where(CalculatedMetric.organization == organization_id).order_by(CalculatedMetric.id)
@@ -177,7 +210,7 @@ def sync(
     changed: list[int] = []
     ids: dict[str, int] = {}
     for spec in specs:
-        fields = _fields(spec, component_ids)
+        fields = {**calculated_fields(spec, component_ids.get(spec.component or "")), "owner": "file"}
         current = existing.get(spec.key)
         if current is None:
             ids[spec.key] = CalculatedMetric.insert(organization=organization_id, key=spec.key, **fields).execute()
@@ -185,7 +218,7 @@ def sync(
         else:
             ids[spec.key] = current.id
             if any(current.__data__[name] != value for name, value in fields.items()):  # raw: the component id
-                updated = CalculatedMetric.update(**fields, updated_at=utcnow())
+                updated = CalculatedMetric.update(**fields, updated_at=utcnow(), version=CalculatedMetric.version + 1)
                 updated.where(CalculatedMetric.id == current.id).execute()
                 changed.append(current.id)
     sources = _sources(organization_id, ids)
@@ -203,35 +236,73 @@ def sync(
         metric_id = ids[spec.key]
         wanted = {name: sources(source) for name, source in spec.variables.items()}
         if mapped.get(metric_id, {}) != wanted:
-            CalculatedMetricVariable.delete().where(CalculatedMetricVariable.calculated_metric == metric_id).execute()
-            CalculatedMetricVariable.insert_many(
-                [
-                    {
-                        "calculated_metric": metric_id,
-                        "name": name,
-                        "metrics_query": query,
-                        "extracted_value": extracted,
-                        "calculated_input": calculated,
-                    }
-                    for name, (query, extracted, calculated) in wanted.items()
-                ]
-            ).execute()
+            _replace_variables(metric_id, wanted)
             changed.append(metric_id)
         advance(1)
     deleted = 0
     if prune:
+        inputs_of_the_api = (
+            CalculatedMetricVariable.select(CalculatedMetricVariable.calculated_input)
+            .join(CalculatedMetric, on=CalculatedMetricVariable.calculated_metric == CalculatedMetric.id)
+            .where(CalculatedMetric.owner == "api", CalculatedMetricVariable.calculated_input.is_null(False))
+        )
         deleted = (
             CalculatedMetric.delete()
-            .where(CalculatedMetric.organization == organization_id, CalculatedMetric.key.not_in(list(ids) or [""]))
+            .where(
+                CalculatedMetric.organization == organization_id,
+                CalculatedMetric.key.not_in(list(ids) or [""]),
+                CalculatedMetric.owner == "file",
+                CalculatedMetric.id.not_in(inputs_of_the_api),
+            )
             .execute()
         )
     due.mark(sorted(set(changed)))
     return deleted
 
 
-def _fields(spec: CalculatedMetricSpec, component_ids: dict[str, int]) -> dict[str, Any]:
+def write_one(organization_id: int, spec: CalculatedMetricSpec, component_id: int | None, current: Any) -> int:
+    """Write one calculated metric as the API's (owner ``api``, one more version), a new one when
+    ``current`` is None, its variables read from the organization's sources (that `spec_references`
+    found), and mark it (and what it feeds) for evaluation. Returns its id."""
+    fields = {**calculated_fields(spec, component_id), "owner": "api"}
+    if current is None:
+        metric_id = CalculatedMetric.insert(organization=organization_id, key=spec.key, **fields).execute()
+    else:
+        metric_id = current.id
+        updated = CalculatedMetric.update(**fields, updated_at=utcnow(), version=CalculatedMetric.version + 1)
+        updated.where(CalculatedMetric.id == metric_id).execute()
+    keys = CalculatedMetric.select(CalculatedMetric.id, CalculatedMetric.key)
+    sources = _sources(
+        organization_id, {c.key: c.id for c in keys.where(CalculatedMetric.organization == organization_id)}
+    )
+    _replace_variables(metric_id, {name: sources(source) for name, source in spec.variables.items()})
+    due.mark([metric_id])
+    return metric_id
+
+
+def _replace_variables(metric_id: int, wanted: dict[str, tuple[Any, ...]]) -> None:
+    """A calculated metric's variables, each name's (metrics query, extracted value, calculated
+    metric) ids, ``wanted`` in place of those it had."""
+    CalculatedMetricVariable.delete().where(CalculatedMetricVariable.calculated_metric == metric_id).execute()
+    CalculatedMetricVariable.insert_many(
+        [
+            {
+                "calculated_metric": metric_id,
+                "name": name,
+                "metrics_query": query,
+                "extracted_value": extracted,
+                "calculated_input": calculated,
+            }
+            for name, (query, extracted, calculated) in wanted.items()
+        ]
+    ).execute()
+
+
+def calculated_fields(spec: CalculatedMetricSpec, component_id: int | None) -> dict[str, Any]:
+    """A calculated metric's columns but its key (and owner), ``component_id`` the component's it
+    drives."""
     return {
-        "component": component_ids.get(spec.component) if spec.component else None,
+        "component": component_id,
         "name": spec.name,
         "formula": spec.formula,
         "unit": spec.unit,
@@ -264,3 +335,22 @@ def _sources(organization_id: int, calculated_ids: dict[str, int]) -> Callable[[
         return None, None, calculated_ids[source.calculated]
 
     return ids
+
+
+def calculated_document(
+    row: CalculatedMetric, variables: dict[str, dict[str, str]], component: str | None
+) -> dict[str, Any]:
+    """The calculated metric as a configuration file declares it, ``variables`` each name's source
+    by key (``{"metric": "http-errors"}``), ``component`` the key of the one it drives, so that a
+    change to some of its fields (the API's PATCH) is validated whole."""
+    found = {
+        "key": row.key,
+        "name": row.name,
+        "formula": row.formula,
+        "variables": variables,
+        "max_age": f"{row.max_age_seconds}s",
+        "unit": row.unit,
+        "thresholds": declared(row),
+        "no_data": row.no_data,
+    }
+    return {**found, "component": component} if component is not None else found

@@ -1,4 +1,5 @@
-"""`pulse metrics [ORG]` and `pulse metrics query`: each query's latest poll; one query now."""
+"""`pulse metrics [ORG]` and `pulse metrics query`: each query's latest poll; one query now; `pulse
+metrics release`: give a metric the configuration file made to the API (`pulse.cli.owners`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import sys
 
 import click
 
+from pulse.cli import owners
 from pulse.cli.output import echo, fail, print_json, print_table, settings
 
 
@@ -92,5 +94,7 @@ def query_now(
         echo(f"{sample.value:g}" + (f"  ({sample.note})" if sample.note else ""))
     sys.exit(0 if sample.value is not None else 1)
 
+
+metrics.add_command(owners.release("metrics", "metric", "KEY"))
 
 COMMANDS = [metrics]

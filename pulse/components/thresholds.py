@@ -128,3 +128,16 @@ COLUMNS = tuple(field.name for field in dataclasses.fields(Thresholds))
 def columns(table: str) -> str:
     """`COLUMNS` in a SELECT, of the table aliased ``table``."""
     return ", ".join(f"{table}.{name}" for name in COLUMNS)
+
+
+def declared(row: Any) -> dict[str, Any]:
+    """A row's thresholds (a metrics query's, a calculated metric's) as the file declares them
+    (``thresholds:``)."""
+    return {
+        "direction": row.direction,
+        "warning": row.warning,
+        "critical": row.critical,
+        "for": row.for_count,
+        "recover": row.recover_count,
+        "critical_status": row.critical_status,
+    }

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from pulse.components.thresholds import Thresholds, ThresholdsSpec
+from pulse.components.thresholds import Thresholds, ThresholdsSpec, declared
 from pulse.metrics.integrations import INTEGRATIONS
 from pulse.metrics.integrations.base import AGGREGATES
 from pulse.metrics.integrations.datadog import SITES
 from pulse.metrics.integrations.newrelic import REGIONS
-from pulse.models import Integration, MetricsQuery, utcnow
+from pulse.models import CalculatedMetric, CalculatedMetricVariable, Integration, MetricsQuery, utcnow
 from pulse.spec import SLUG, Strict, http_url, parse_duration, takes, within
 
 if TYPE_CHECKING:
@@ -117,27 +117,39 @@ def references(
     kinds = {i.key: i.type for i in integrations}
     driven: set[str] = set()
     for index, metric in enumerate(metrics):
-        if metric.integration not in kinds:
-            problems.append(f"metrics[{index}] names the integration {metric.integration!r}, which is not declared")
-        else:
-            kind = kinds[metric.integration]
-            for option in sorted(set(metric.options()) - set(INTEGRATIONS[kind].options)):
-                problems.append(f"metrics[{index}]: a {kind} integration's metric does not take {option}")
-            check = INTEGRATIONS[kind].check
-            try:
-                if check is not None:
-                    check(metric.query, metric.options())
-            except ValueError as e:
-                problems.append(f"metrics[{index}].query: {e}")
+        problems += metric_references(metric, kinds, metric_components, driven, f"metrics[{index}]")
         if metric.component is not None:
-            if metric.component not in metric_components:
-                problems.append(
-                    f"metrics[{index}] drives the component {metric.component!r}, which must be declared with "
-                    "`type: metric`"
-                )
-            elif metric.component in driven:
-                problems.append(f"metrics[{index}]: the component {metric.component!r} is driven by two metrics")
             driven.add(metric.component)
+    return problems
+
+
+def metric_references(
+    metric: MetricSpec, kinds: dict[str, str], metric_components: set[str], driven: set[str], where: str
+) -> list[str]:
+    """What one metric (at ``where``: ``metrics[3]`` in the file, ``$`` in the API's body) names
+    that it may not: ``kinds`` are the integrations' types by key, ``metric_components`` the keys
+    of the components of type metric, ``driven`` those another metric drives."""
+    problems = []
+    if metric.integration not in kinds:
+        problems.append(f"{where}.integration names the integration {metric.integration!r}, which is not declared")
+    else:
+        kind = kinds[metric.integration]
+        for option in sorted(set(metric.options()) - set(INTEGRATIONS[kind].options)):
+            problems.append(f"{where}: a {kind} integration's metric does not take {option}")
+        check = INTEGRATIONS[kind].check
+        try:
+            if check is not None:
+                check(metric.query, metric.options())
+        except ValueError as e:
+            problems.append(f"{where}.query: {e}")
+    if metric.component is not None:
+        if metric.component not in metric_components:
+            problems.append(
+                f"{where}.component drives the component {metric.component!r}, which must be declared with "
+                "`type: metric`"
+            )
+        elif metric.component in driven:
+            problems.append(f"{where}: the component {metric.component!r} is driven by two metrics")
     return problems
 
 
@@ -151,14 +163,19 @@ def sync(
     advance: Callable[[int], object],
 ) -> tuple[int, int]:
     """Upsert the organization's integrations and metrics (by key) inside the caller's
-    transaction; with ``prune``, delete those not named. Returns (deleted integrations, deleted
-    metrics)."""
+    transaction, as the file's (owner ``file``, one more version); with ``prune``, delete those not
+    named that the file made. Returns (deleted integrations, deleted metrics).
+
+    One made through the API (owner ``api``, `pulse.api`) is the file's again once the file names
+    it; one the file does not name is left alone, pruned or not, and so is what it needs: a pruned
+    integration an API's metric uses, a pruned metric an API's calculated metric reads, stays."""
     for integration in integrations:
-        settings: dict[str, Any] = {"type": integration.type, "settings": integration.settings()}
+        settings = {**integration_fields(integration), "owner": "file"}
         (
             Integration.insert(organization=organization_id, key=integration.key, **settings)
             .on_conflict(
-                conflict_target=[Integration.organization, Integration.key], update={**settings, "updated_at": utcnow()}
+                conflict_target=[Integration.organization, Integration.key],
+                update={**settings, "updated_at": utcnow(), "version": Integration.version + 1},
             )
             .execute()
         )
@@ -168,39 +185,98 @@ def sync(
     }
     existing = {q.key: q for q in MetricsQuery.select().where(MetricsQuery.organization == organization_id)}
     for metric in metrics:
-        fields: dict[str, Any] = {
-            "integration": integration_ids[metric.integration],
-            "component": component_ids.get(metric.component) if metric.component else None,
-            "name": metric.name,
-            "query": metric.query,
-            "options": metric.options(),
-            "unit": metric.unit,
-            "interval_seconds": round(metric.interval.total_seconds()),
-            **Thresholds.of(metric.thresholds, metric.no_data).fields(),
-            "paused": metric.paused,
-        }
-        current = existing.get(metric.key)
-        if current is None:
-            MetricsQuery.insert(organization=organization_id, key=metric.key, **fields).execute()
-        else:
-            rescheduled = fields["interval_seconds"] != current.interval_seconds or (
-                current.paused and not metric.paused
-            )
-            changed = {**fields, "updated_at": utcnow(), **({"next_poll_at": None} if rescheduled else {})}
-            MetricsQuery.update(**changed).where(MetricsQuery.id == current.id).execute()
+        fields = metric_fields(metric, integration_ids[metric.integration], component_ids.get(metric.component or ""))
+        write_metric(organization_id, metric.key, {**fields, "owner": "file"}, existing.get(metric.key))
         advance(1)
     if not prune:
         return 0, 0
+    read_by_the_api = (
+        CalculatedMetricVariable.select(CalculatedMetricVariable.metrics_query)
+        .join(CalculatedMetric, on=CalculatedMetricVariable.calculated_metric == CalculatedMetric.id)
+        .where(CalculatedMetric.owner == "api", CalculatedMetricVariable.metrics_query.is_null(False))
+    )
     metrics_deleted = (
         MetricsQuery.delete()
-        .where(MetricsQuery.organization == organization_id, MetricsQuery.key.not_in([m.key for m in metrics] or [""]))
+        .where(
+            MetricsQuery.organization == organization_id,
+            MetricsQuery.key.not_in([m.key for m in metrics] or [""]),
+            MetricsQuery.owner == "file",
+            MetricsQuery.id.not_in(read_by_the_api),
+        )
         .execute()
     )
+    used_by_the_api = MetricsQuery.select(MetricsQuery.integration).where(MetricsQuery.owner == "api")
     integrations_deleted = (
         Integration.delete()
         .where(
-            Integration.organization == organization_id, Integration.key.not_in([i.key for i in integrations] or [""])
+            Integration.organization == organization_id,
+            Integration.key.not_in([i.key for i in integrations] or [""]),
+            Integration.owner == "file",
+            Integration.id.not_in(used_by_the_api),
         )
         .execute()
     )
     return integrations_deleted, metrics_deleted
+
+
+def integration_fields(integration: IntegrationSpec) -> dict[str, Any]:
+    """An integration's columns but its key (and owner)."""
+    return {"type": integration.type, "settings": integration.settings()}
+
+
+def integration_document(row: Integration) -> dict[str, Any]:
+    """The integration as a configuration file declares it (what `IntegrationSpec` reads back as
+    what is stored), credentials included, so that a change to some of its fields (the API's
+    PATCH) is validated whole."""
+    return {"key": row.key, "type": row.type, **row.settings}
+
+
+def metric_fields(metric: MetricSpec, integration_id: int, component_id: int | None) -> dict[str, Any]:
+    """A metric's columns but its key (and owner), given the ids of the integration and the
+    component it names."""
+    return {
+        "integration": integration_id,
+        "component": component_id,
+        "name": metric.name,
+        "query": metric.query,
+        "options": metric.options(),
+        "unit": metric.unit,
+        "interval_seconds": round(metric.interval.total_seconds()),
+        **Thresholds.of(metric.thresholds, metric.no_data).fields(),
+        "paused": metric.paused,
+    }
+
+
+def write_metric(organization_id: int, key: str, fields: dict[str, Any], current: MetricsQuery | None) -> int:
+    """Insert the metric ``key`` (``current`` None) or update ``current`` (one more version) with
+    ``fields``; a new interval, or a metric unpaused, is polled anew (``next_poll_at`` cleared).
+    Returns its id."""
+    if current is None:
+        return MetricsQuery.insert(organization=organization_id, key=key, **fields).execute()
+    rescheduled = fields["interval_seconds"] != current.interval_seconds or (current.paused and not fields["paused"])
+    changed = {
+        **fields,
+        "updated_at": utcnow(),
+        "version": MetricsQuery.version + 1,
+        **({"next_poll_at": None} if rescheduled else {}),
+    }
+    MetricsQuery.update(**changed).where(MetricsQuery.id == current.id).execute()
+    return current.id
+
+
+def metric_document(row: MetricsQuery, integration: str, component: str | None) -> dict[str, Any]:
+    """The metric as a configuration file declares it, ``integration`` and ``component`` the keys
+    of those it names (see `integration_document`)."""
+    found = {
+        "key": row.key,
+        "name": row.name,
+        "integration": integration,
+        "query": row.query,
+        **row.options,
+        "interval": f"{row.interval_seconds}s",
+        "unit": row.unit,
+        "thresholds": declared(row),
+        "no_data": row.no_data,
+        "paused": row.paused,
+    }
+    return {**found, "component": component} if component is not None else found

@@ -44,6 +44,8 @@ class CalculatedMetric(BaseModel):
     last_value_at = DateTimeTZField(null=True)
     last_note = TextField(null=True)
     last_evaluated_at = DateTimeTZField(null=True)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 

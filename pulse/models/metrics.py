@@ -29,6 +29,8 @@ class Integration(BaseModel):
     settings = JSONField(default=dict)
     last_error = TextField(null=True)
     last_error_at = DateTimeTZField(null=True)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 
@@ -67,6 +69,8 @@ class MetricsQuery(BaseModel):
     last_polled_at = DateTimeTZField(null=True)  # scheduled time of the latest poll applied
     last_error = TextField(null=True)
     last_error_at = DateTimeTZField(null=True)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 

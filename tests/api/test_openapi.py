@@ -15,6 +15,7 @@ from pulse.api import routes as api
 from pulse.api.auth import api_route
 from pulse.api.declared import Asked, DeclaredRoute, UndeclaredError
 from pulse.inbound.limits import TokenBuckets
+from pulse.spec import SLUG
 
 BUCKETS = TokenBuckets(rate_per_s=1, burst=1)
 
@@ -37,7 +38,7 @@ def test_every_route_under_api_v1_is_described_with_each_of_its_methods():
 
     described = {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
     assert described == under
-    assert len(described) == 36
+    assert len(described) == 54
 
 
 def test_a_route_without_its_declaration_is_refused():
@@ -121,6 +122,18 @@ def test_alert_sources_are_listed_under_a_json_name_and_their_token_is_taken_nev
     assert set(schemas["SignatureView"]["properties"]) == {"header", "timestamp_header"}
 
 
+def test_metrics_are_filtered_by_the_key_of_what_they_name_and_an_integrations_credentials_never_answered():
+    document = openapi.document(api.routes())
+    metrics = document["paths"]["/api/v1/metrics"]["get"]["parameters"]
+
+    assert [p["name"] for p in metrics] == ["limit", "cursor", "integration", "component"]
+    assert metrics[2]["schema"] == {"type": "string", "pattern": SLUG}
+    answered = document["components"]["schemas"]["IntegrationView"]["properties"]
+    assert not {"url", "bearer_token", "password", "api_key", "app_key"} & set(answered)
+    taken = document["components"]["schemas"]["IntegrationSpec"]["properties"]
+    assert {"url", "bearer_token", "password", "api_key", "app_key"} <= set(taken)
+
+
 def test_the_examples_are_of_the_types_the_code_answers_and_takes():
     checked = 0
     for route in declared():
@@ -132,7 +145,7 @@ def test_the_examples_are_of_the_types_the_code_answers_and_takes():
             if isinstance(operation.body, type) and issubclass(operation.body, BaseModel):
                 assert operation.body_example is not None, operation.summary
                 operation.body.model_validate(operation.body_example)
-    assert checked == 32  # all but DELETE's, which answers no body
+    assert checked == 47  # all but DELETE's, which answers no body
 
 
 def test_a_route_reads_the_query_parameters_it_declared_and_no_other():

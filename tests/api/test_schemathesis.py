@@ -1,6 +1,7 @@
 """schemathesis fuzzes the API from its own OpenAPI document (``/api/openapi.json``), as a client
 that reads nothing else would, against the real service and an organization with components (the
-file's and the API's, with secrets), incidents and on-call alerts: every operation with the
+file's and the API's, with secrets), channels, subscribers, an integration, a metric and a
+calculated metric, incidents and on-call alerts: every operation with the
 document's examples, the boundaries of each parameter and body (valid and not: the coverage phase;
 not for a component's POST and PUT, whose 40 fields would be ~1,000 requests) and random data
 (valid and not), then sequences that follow the links from a create to the operations on what it
@@ -8,8 +9,8 @@ made (the stateful phase). Each answer is checked: no 5xx, a status the document
 type and headers it says, a body of its schema, invalid data refused, a request without its token
 refused, and no secret of the organization's (a header's value, a body, a payload, a CA, a
 heartbeat's token, a channel's URL and signing secret, a webhook subscriber's URL and secret, an
-alert source's token and signing secret, a person's phone number or address, the bearer token) in
-any body.
+integration's URL and token, an alert source's token and signing secret, a person's phone number or
+address, the bearer token) in any body.
 
 Deterministic (a fixed seed, derandomized) and bounded: about a thousand requests (most of them the
 coverage phase's boundaries), about 80 s on 2 cores (measured 77 s with pytest's start, while another run shared them).
@@ -57,6 +58,14 @@ GRAFANA = {  # write-only: its token and its signing secret
     "escalation_policy": "default",
     "signature": {"secret": "gr4fana-signing-k3y"},
 }
+INTEGRATION = {  # write-only: its URL's path and its token
+    "key": "prom",
+    "type": "prometheus",
+    "url": "https://prometheus.acme.example/integr4tion-p4th",
+    "bearer_token": "integr4tion-t0ken",
+}
+METRIC = {"key": "up", "name": "Up", "integration": "prom", "query": "up"}
+CALCULATED = {"key": "twice", "name": "Twice", "formula": "x * 2", "variables": {"x": {"metric": "up"}}}
 SECRETS = (
     "s3cr3t",  # a header's value, a body, the source's token
     "hunter2",  # a URL's password
@@ -71,6 +80,8 @@ SECRETS = (
     SUBSCRIBER["secret"],
     GRAFANA["token"],
     GRAFANA["signature"]["secret"],
+    "integr4tion-p4th",
+    INTEGRATION["bearer_token"],
     "+1415555",  # people's phone numbers
     "@acme.example",  # and addresses
 )
@@ -80,10 +91,12 @@ EXAMPLES = 12  # fuzzed cases an operation at most (beside the examples and the 
 STEPS = 8
 # What the configuration file declares, one.
 ONE = ["components_key", "channels_key", "subscribers_id", "alert_sources_key"]
+ONE += ["integrations_key", "metrics_key", "calculated_metrics_key"]
 LISTINGS = ["get_components", "get_components_key_checks", "get_channels", "get_subscribers", "get_incidents"]
-LISTINGS += ["get_alert_sources", "get_alerts", "get_audit"]
+LISTINGS += ["get_alert_sources", "get_alerts", "get_audit", "get_integrations", "get_metrics"]
+LISTINGS += ["get_calculated_metrics"]
 REFERRING = ["post_components", "post_channels", "post_subscribers", "post_alert_sources", "post_incidents"]
-REFERRING += ["post_alerts_id_acknowledge"]
+REFERRING += ["post_alerts_id_acknowledge", "post_integrations", "post_metrics", "post_calculated_metrics"]
 CONDITIONAL = [f"{method}_{path}" for method in ("put", "patch", "delete") for path in ONE]
 ACCEPTED = [
     "2xx",
@@ -141,7 +154,9 @@ def organization(settings, tmp_path_factory):
         for component in made:
             answered = session.post(f"{url}/api/v1/components", json=component, timeout=10)
             assert answered.status_code == 201, answered.text
-        for path, body in (("channels", CHANNEL), ("subscribers", SUBSCRIBER), ("alert-sources", GRAFANA)):
+        seeded = (("channels", CHANNEL), ("subscribers", SUBSCRIBER), ("alert-sources", GRAFANA))
+        seeded += (("integrations", INTEGRATION), ("metrics", METRIC), ("calculated-metrics", CALCULATED))
+        for path, body in seeded:
             answered = session.post(f"{url}/api/v1/{path}", json=body, timeout=10)
             assert answered.status_code == 201, answered.text
         opened = {"title": "Payments fail", "message": "Looking into it", "component": "api"}

@@ -1,6 +1,7 @@
-"""Migrations 0030 to 0032 and 0035: a component, channel, subscriber or alert source already there
-is the file's, at version 1; an owner is ``file`` or ``api``; the idempotency keys and audit rows go
-with their token and organization; the way down drops them all."""
+"""Migrations 0030 to 0033 and 0035: a component, channel, subscriber, integration, metric,
+calculated metric or alert source already there is the file's, at version 1; an owner is ``file``
+or ``api``; the idempotency keys and audit rows go with their token and organization; the way down
+drops them all."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_channels_and_subscribers_have_an_owner_and_a_version(database_at_0031):
 
 
 @pytest.fixture
-def database_at_0032(settings):
+def sources_at_0032(settings):
     """A database of its own at migration 0032, with an alert source."""
     with database_at(settings, "0032_channel_owners", "_alert_source_owners") as database:
         db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
@@ -97,8 +98,25 @@ def database_at_0032(settings):
         yield database
 
 
-def test_alert_sources_have_an_owner_and_a_version(database_at_0032):
-    runner = Runner(database_at_0032, MIGRATIONS_DIR)
+@pytest.fixture
+def metrics_at_0032(settings):
+    """A database of its own at migration 0032, with an integration, a metric and a calculated metric."""
+    with database_at(settings, "0032_channel_owners", "_metric_owners") as database:
+        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
+        db.execute_sql("INSERT INTO integration (organization_id, key, type) VALUES (1, 'prom', 'prometheus')")
+        db.execute_sql(
+            "INSERT INTO metrics_query (organization_id, integration_id, key, name, query)"
+            " VALUES (1, 1, 'up', 'Up', 'up')"
+        )
+        db.execute_sql(
+            "INSERT INTO calculated_metric (organization_id, key, name, formula, max_age_seconds)"
+            " VALUES (1, 'twice', 'Twice', 'x * 2', 600)"
+        )
+        yield database
+
+
+def test_alert_sources_have_an_owner_and_a_version(sources_at_0032):
+    runner = Runner(sources_at_0032, MIGRATIONS_DIR)
     assert runner.up("0035_alert_source_owners")[-1] == "0035_alert_source_owners"
     assert db.execute_sql("SELECT owner, version FROM alert_source").fetchall() == [("file", 1)]
     for change in ("owner = 'someone'", "version = 0"):
@@ -108,3 +126,21 @@ def test_alert_sources_have_an_owner_and_a_version(database_at_0032):
     assert runner.down() == ["0035_alert_source_owners"]
     columns = "SELECT count(*) FROM information_schema.columns WHERE table_name = 'alert_source' AND column_name = %s"
     assert [db.execute_sql(columns, (c,)).fetchone() for c in ("owner", "version")] == [(0,), (0,)]
+
+
+def test_integrations_metrics_and_calculated_metrics_have_an_owner_and_a_version(metrics_at_0032):
+    runner = Runner(metrics_at_0032, MIGRATIONS_DIR)
+    assert runner.up("0033_metric_owners") == ["0033_metric_owners"]
+    tables = ("integration", "metrics_query", "calculated_metric")
+    for table in tables:
+        assert db.execute_sql(f"SELECT owner, version FROM {table}").fetchall() == [("file", 1)]
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE {table} SET owner = 'someone'")
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE {table} SET version = 0")
+
+    assert runner.down() == ["0033_metric_owners"]
+    columns = (
+        "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') AND table_name = %s"
+    )
+    assert [db.execute_sql(columns, (t,)).fetchone() for t in tables] == [(0,), (0,), (0,)]

@@ -52,7 +52,7 @@ from pulse.oncall.rotation import (
     problems,
 )
 from pulse.oncall.schedules import schedule
-from pulse.spec import Slug, Strict, parse_duration, span, unique, within
+from pulse.spec import Slug, Strict, parse_duration, show_duration, span, unique, within
 from pulse.uptime.spec import ComponentSpec
 
 if TYPE_CHECKING:
@@ -301,26 +301,18 @@ def sync(
     prune: bool,
 ) -> tuple[dict[str, int], tuple[int, int, int]]:
     """Upsert the organization's people, schedules and escalation policies (by key) inside the
-    caller's transaction; with ``prune``, delete those not named. Returns the policies' ids by key
-    (for the components that name them) and how many people, schedules and policies were deleted."""
-    fields: dict[str, Any]
+    caller's transaction, as the file's (owner ``file``, one more version); with ``prune``, delete
+    those not named that the file made. Returns the policies' ids by key (for the components that
+    name them) and how many people, schedules and policies were deleted.
+
+    One made through the API (owner ``api``, `pulse.api`) is the file's again once the file names
+    it; one the file does not name is left alone, pruned or not."""
     for person in people:
-        push = person.push.model_dump() if person.push else None
-        fields = {"name": person.name, "email": person.email, "phone": person.phone, "push": push}
-        _upsert(Person, organization_id, person.key, {**fields, "time_zone": person.time_zone})
+        _upsert(Person, organization_id, person.key, person_fields(person))
     for spec in schedules:
-        layers, overrides = spec.stored()
-        fields = {"name": spec.name or spec.key, "time_zone": spec.time_zone, "layers": layers, "overrides": overrides}
-        _upsert(OnCallSchedule, organization_id, spec.key, fields)
+        _upsert(OnCallSchedule, organization_id, spec.key, schedule_fields(spec))
     for policy in policies:
-        fields = {
-            "name": policy.name or policy.key,
-            "levels": policy.stored_levels(),
-            "repeat": policy.repeat,
-            "contact": policy.contact,
-            "ack_reminder_seconds": round(policy.ack_reminder.total_seconds()) if policy.ack_reminder else None,
-        }
-        _upsert(EscalationPolicy, organization_id, policy.key, fields)
+        _upsert(EscalationPolicy, organization_id, policy.key, policy_fields(policy))
     deleted = {Person: 0, OnCallSchedule: 0, EscalationPolicy: 0}
     if prune:
         for model, named in (
@@ -329,7 +321,9 @@ def sync(
             (Person, [p.key for p in people]),
         ):
             deleted[model] = (
-                model.delete().where(model.organization == organization_id, model.key.not_in(named or [""])).execute()
+                model.delete()
+                .where(model.organization == organization_id, model.key.not_in(named or [""]), model.owner == "file")
+                .execute()
             )
     ids = EscalationPolicy.select(EscalationPolicy.id, EscalationPolicy.key)
     policy_ids = {p.key: p.id for p in ids.where(EscalationPolicy.organization == organization_id)}
@@ -337,8 +331,82 @@ def sync(
 
 
 def _upsert(model: Any, organization_id: int, key: str, fields: dict[str, Any]) -> None:
+    fields = {**fields, "owner": "file"}
     (
         model.insert(organization=organization_id, key=key, **fields)
-        .on_conflict(conflict_target=[model.organization, model.key], update={**fields, "updated_at": utcnow()})
+        .on_conflict(
+            conflict_target=[model.organization, model.key],
+            update={**fields, "updated_at": utcnow(), "version": model.version + 1},
+        )
         .execute()
     )
+
+
+def person_fields(person: PersonSpec) -> dict[str, Any]:
+    """A person's columns but its key (and owner)."""
+    push = person.push.model_dump() if person.push else None
+    return {
+        "name": person.name,
+        "email": person.email,
+        "phone": person.phone,
+        "push": push,
+        "time_zone": person.time_zone,
+    }
+
+
+def schedule_fields(spec: ScheduleSpec) -> dict[str, Any]:
+    """A schedule's columns but its key (and owner): its layers and overrides as stored."""
+    layers, overrides = spec.stored()
+    return {"name": spec.name or spec.key, "time_zone": spec.time_zone, "layers": layers, "overrides": overrides}
+
+
+def policy_fields(policy: EscalationPolicySpec) -> dict[str, Any]:
+    """An escalation policy's columns but its key (and owner)."""
+    return {
+        "name": policy.name or policy.key,
+        "levels": policy.stored_levels(),
+        "repeat": policy.repeat,
+        "contact": policy.contact,
+        "ack_reminder_seconds": round(policy.ack_reminder.total_seconds()) if policy.ack_reminder else None,
+    }
+
+
+def person_document(row: Person) -> dict[str, Any]:
+    """The person as a configuration file declares it (what `PersonSpec` reads back as what is
+    stored), its push subscription included, so that a change to some of its fields (the API's
+    PATCH) is validated whole."""
+    found = {"email": row.email, "phone": row.phone, "push": row.push}
+    given = {name: value for name, value in found.items() if value is not None}
+    return {"key": row.key, "name": row.name, **given, "time_zone": row.time_zone}
+
+
+def schedule_document(row: OnCallSchedule) -> dict[str, Any]:
+    """The schedule as a configuration file declares it (see `person_document`): its layers (a
+    rotation of another length as ``every``) and overrides."""
+    return {
+        "key": row.key,
+        "name": row.name,
+        "time_zone": row.time_zone,
+        "layers": [layer_document(layer) for layer in row.layers],
+        "overrides": list(row.overrides),
+    }
+
+
+def layer_document(layer: dict[str, Any]) -> dict[str, Any]:
+    """A stored layer as the file writes it: ``every: 12h`` rather than ``rotation: every``."""
+    found = {name: value for name, value in layer.items() if name not in ("rotation", "every")}
+    kind = {"every": layer["every"]} if layer["rotation"] == "every" else {"rotation": layer["rotation"]}
+    return {**kind, **found}
+
+
+def policy_document(row: EscalationPolicy) -> dict[str, Any]:
+    """The escalation policy as a configuration file declares it (see `person_document`): each
+    level's wait, and its reminder, as a duration (``5m``)."""
+    levels = [
+        {"targets": level["targets"], "wait": show_duration(timedelta(seconds=level["wait_seconds"]))}
+        for level in row.levels
+    ]
+    found = {"key": row.key, "name": row.name, "levels": levels, "repeat": row.repeat, "contact": list(row.contact)}
+    if row.ack_reminder_seconds is not None:
+        found["ack_reminder"] = show_duration(timedelta(seconds=row.ack_reminder_seconds))
+    return found

@@ -1,6 +1,6 @@
-"""Migrations 0030 to 0032: a component, channel or subscriber already there is the file's, at
-version 1; an owner is ``file`` or ``api``; the idempotency keys and audit rows go with their token
-and organization; the way down drops them all."""
+"""Migrations 0030 to 0032 and 0034: a component, channel, subscriber, person, on-call schedule or
+escalation policy already there is the file's, at version 1; an owner is ``file`` or ``api``; the
+idempotency keys and audit rows go with their token and organization; the way down drops them all."""
 
 from __future__ import annotations
 
@@ -82,3 +82,37 @@ def test_channels_and_subscribers_have_an_owner_and_a_version(database_at_0031):
         "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') AND table_name = %s"
     )
     assert [db.execute_sql(columns, (t,)).fetchone() for t in ("notification_channel", "subscriber")] == [(0,), (0,)]
+
+
+@pytest.fixture
+def database_at_0032(settings):
+    """A database of its own at migration 0032, with a person, a schedule and an escalation policy."""
+    with database_at(settings, "0032_channel_owners", "_oncall_owners") as database:
+        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
+        db.execute_sql("INSERT INTO person (organization_id, key, name) VALUES (1, 'alice', 'Alice')")
+        db.execute_sql(
+            "INSERT INTO oncall_schedule (organization_id, key, name, time_zone) VALUES (1, 'p', 'P', 'UTC')"
+        )
+        db.execute_sql(
+            "INSERT INTO escalation_policy (organization_id, key, name, levels, contact)"
+            " VALUES (1, 'default', 'Default', '[]', '{sms}')"
+        )
+        yield database
+
+
+def test_people_schedules_and_escalation_policies_have_an_owner_and_a_version(database_at_0032):
+    runner = Runner(database_at_0032, MIGRATIONS_DIR)
+    tables = ("person", "oncall_schedule", "escalation_policy")
+    assert runner.up("0034_oncall_owners") == ["0034_oncall_owners"]
+    for table in tables:
+        assert db.execute_sql(f"SELECT owner, version FROM {table}").fetchall() == [("file", 1)]
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE {table} SET owner = 'someone'")
+        with pytest.raises(peewee.IntegrityError), db.atomic():
+            db.execute_sql(f"UPDATE {table} SET version = 0")
+
+    assert runner.down() == ["0034_oncall_owners"]
+    columns = (
+        "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') AND table_name = %s"
+    )
+    assert [db.execute_sql(columns, (t,)).fetchone() for t in tables] == [(0,), (0,), (0,)]

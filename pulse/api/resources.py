@@ -78,7 +78,8 @@ class Resource:
 
     Parameters:
       name: what one is called (``channel``): the audit's object type, and the errors'.
-      plural: its path under ``/api/v1`` and its command (``channels``: `pulse channels release`).
+      plural: its path under ``/api/v1`` and its command (``channels``: `pulse channels release`);
+        a listing's field, its hyphens as underscores (``escalation_policies``).
       model: its table, with ``organization``, ``owner`` and ``version`` columns.
       identifier: the column a path names one by: ``key``, or ``id`` (a subscriber's address may
         be a secret URL).
@@ -92,6 +93,8 @@ class Resource:
         (None for a new one), and returns its id; refuses a reference to nothing with `invalid`.
       existing: the organization's row a new spec would collide with (for 409), or None.
       listed: the query of the rows ``show`` reads (default: every column).
+      referrers: what names a row (``the schedule 'primary'``), read under the row's lock: its
+        DELETE is refused (409) naming them, as long as any does (default: nothing does).
       filters: a listing's filters, each a query parameter it declares.
       secrets: the fields whose texts, at any depth, are secrets: never repeated in a problem.
       refused: fields of the file the API refuses, each with why.
@@ -111,6 +114,7 @@ class Resource:
     write: Callable[[int, Any, Any], int]
     existing: Callable[[int, Any], Any]
     listed: Callable[[], Any] | None = None
+    referrers: Callable[[Any], list[str]] | None = None
     filters: tuple[Filter, ...] = ()
     secrets: tuple[str, ...] = ()
     refused: Mapping[str, str] = field(default_factory=dict)
@@ -121,6 +125,11 @@ class Resource:
     @property
     def path(self) -> str:
         return f"{PREFIX}/{self.plural}"
+
+    @property
+    def listing(self) -> str:
+        """A listing's field of its objects: its plural as a name (``escalation_policies``)."""
+        return self.plural.replace("-", "_")
 
     @property
     def operations(self) -> Operations:
@@ -139,7 +148,7 @@ class Resource:
                 self.page,
                 query=(*pages.QUERY, *self.filters),
                 refusals=(400,),
-                example={self.plural: [self.example], "next_cursor": "YXBp" if self.identifier == "key" else "MQ"},
+                example={self.listing: [self.example], "next_cursor": "YXBp" if self.identifier == "key" else "MQ"},
             ),
             one=Operation(
                 f"A {self.name}, with its ETag",
@@ -189,7 +198,7 @@ class Resource:
         if after is not None:
             query = query.where(self._column > after)
         rows, next_cursor = pages.take(query, self._column, limit, self.identifier)
-        return {self.plural: self.show(rows), "next_cursor": next_cursor}
+        return {self.listing: self.show(rows), "next_cursor": next_cursor}
 
     def one(self, call: Call) -> Answer:
         return self._answer(self.named(call.organization_id, call.params[self.identifier]))
@@ -232,6 +241,10 @@ class Resource:
     def remove(self, change: Change) -> Answer:
         current = self._owned(change)
         self._matched(change, current)
+        named_by = self.referrers(current) if self.referrers is not None else []
+        if named_by:
+            called = self._called(getattr(current, self.identifier))
+            raise error(409, f"{called} is named by {' and '.join(named_by)}: change them first")
         self.model.delete().where(self.model.id == current.id).execute()
         return Answer(None, status=204)
 
@@ -332,6 +345,20 @@ class Resource:
 
     def _answer(self, row: Any) -> Answer:
         return Answer(self.show([row])[0], headers={"ETag": etag(row.id, row.version)})
+
+
+def referenced(
+    model: Any, organization_id: int, named: list[tuple[str, str]], name: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The organization's rows of ``model`` that ``named`` gives (each a body's JSON path and the key
+    it names), by key, locked against a delete until the write commits (`Resource.referrers`
+    reads them under the deleted row's lock); and a problem for each path whose key the
+    organization does not have (``$.members[0]: this organization has no person 'zoe'``)."""
+    keys = sorted({key for _, key in named})
+    query = model.select().where(model.organization == organization_id, model.key.in_(keys or [""]))
+    found = {row.key: row for row in query.for_update("FOR SHARE")}
+    problems = [f"{path}: this organization has no {name} {key!r}" for path, key in named if key not in found]
+    return found, problems
 
 
 def merged(target: Any, patch: Any) -> Any:

@@ -17,14 +17,20 @@ from pulse.api import alert_writes, alerts, audit, checks, incident_writes, inci
 from pulse.api.auth import BURST, RATE_PER_S, api_route, error
 from pulse.api.channels import CHANNELS
 from pulse.api.components import COMPONENTS
+from pulse.api.escalation_policies import ESCALATION_POLICIES
+from pulse.api.people import PEOPLE
 from pulse.api.resources import PREFIX, Resource
+from pulse.api.schedules import SCHEDULES
 from pulse.api.subscribers import SUBSCRIBERS
 from pulse.api.writes import write_route
 from pulse.inbound.limits import TokenBuckets
 
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 #: What the configuration file declares that the API reads and writes, by its path under /api/v1.
-RESOURCES = {resource.plural: resource for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS)}
+RESOURCES = {
+    resource.plural: resource
+    for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS, PEOPLE, SCHEDULES, ESCALATION_POLICIES)
+}
 
 
 def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
@@ -36,7 +42,8 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
     buckets = buckets or TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
     served: list[BaseRoute] = [
         api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets, doc=organization.SHOW),
-        # What the configuration file declares, read and written; then the read side: a
+        # What the configuration file declares, read and written (the on-call resources after the
+        # components and notifications); then the read side: a
         # component's checks and uptime, incidents, on-call alerts, the audit.
         *(route for resource in RESOURCES.values() for route in _routes(resource, buckets)),
         api_route(f"{PREFIX}/components/{{key}}/checks", checks.index, scope="read", buckets=buckets, doc=checks.INDEX),

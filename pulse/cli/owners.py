@@ -1,5 +1,6 @@
-"""`pulse components release`, `pulse channels release`, `pulse subscribers release`: give an object
-the configuration file made to the API (docs/api.md)."""
+"""`pulse components release`, `pulse channels release`, `pulse subscribers release`, `pulse people
+release`, `pulse schedules release`, `pulse escalation-policies release`: give an object the
+configuration file made to the API (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -40,4 +41,7 @@ COMMANDS = [
     _group("components", "component", "KEY"),
     _group("channels", "channel", "KEY"),
     _group("subscribers", "subscriber", "ID"),
+    _group("people", "person", "KEY"),
+    _group("schedules", "schedule", "KEY"),
+    _group("escalation-policies", "escalation policy", "KEY"),
 ]

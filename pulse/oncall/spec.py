@@ -32,7 +32,7 @@ skipped when clocks go forward), and a person a policy could page by none of its
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -246,6 +246,7 @@ def references(
             if override.person not in known:
                 found.append(f"schedules[{i}].overrides[{j}].person names {override.person!r}, who is not in people")
     policy_keys = {p.key for p in policies}
+    pageable = {s.key: people_of(*s.stored()) for s in schedules}
     for i, policy in enumerate(policies):
         for j, level in enumerate(policy.levels):
             for k, target in enumerate(level.targets):
@@ -254,14 +255,7 @@ def references(
                     found.append(f"{where} names the person {target.person!r}, who is not in people")
                 if target.schedule is not None and target.schedule not in members:
                     found.append(f"{where} names the schedule {target.schedule!r}, which is not in schedules")
-        for key, through in _paged(policy, members):
-            person = known.get(key)
-            if person is not None and not any(getattr(person, CONTACTS[c]) for c in policy.contact):
-                needs = " or ".join(CONTACTS[c] for c in policy.contact)
-                found.append(
-                    f"escalation_policies[{i}] pages {key!r}{through} by {', '.join(policy.contact)}, but {key!r} "
-                    f"has no {needs}: give them one, or add a channel they have to contact"
-                )
+        found += [f"escalation_policies[{i}] {text}" for text in unreachable(policy, known, pageable)]
     for i, component in enumerate(components):
         if component.escalation_policy is not None and component.escalation_policy not in policy_keys:
             found.append(
@@ -271,7 +265,30 @@ def references(
     return found
 
 
-def _paged(policy: EscalationPolicySpec, schedules: dict[str, ScheduleSpec]) -> Iterator[tuple[str, str]]:
+def unreachable(
+    policy: EscalationPolicySpec, people: Mapping[str, Any], pageable: Mapping[str, list[str]]
+) -> list[str]:
+    """Each person the policy can page that none of its channels reaches (``pages 'carol' by sms,
+    but 'carol' has no phone...``), once. ``people``: the people by key (a `PersonSpec` or a
+    `pulse.models.Person`); ``pageable``: the keys of those each schedule can page, by its key."""
+    found = []
+    for key, through in _paged(policy, pageable):
+        person = people.get(key)
+        if person is not None and not any(getattr(person, CONTACTS[c]) for c in policy.contact):
+            needs = " or ".join(CONTACTS[c] for c in policy.contact)
+            found.append(
+                f"pages {key!r}{through} by {', '.join(policy.contact)}, but {key!r} "
+                f"has no {needs}: give them one, or add a channel they have to contact"
+            )
+    return found
+
+
+def people_of(layers: list[dict[str, Any]], overrides: list[dict[str, Any]]) -> list[str]:
+    """The keys of the people a schedule's stored layers and overrides name: whom it can page."""
+    return [m for layer in layers for m in layer["members"]] + [o["person"] for o in overrides]
+
+
+def _paged(policy: EscalationPolicySpec, pageable: Mapping[str, list[str]]) -> Iterator[tuple[str, str]]:
     """Each person the policy can page, once, with how (" (through the schedule primary)", or "")."""
     seen = set()
     for level in policy.levels:
@@ -279,12 +296,7 @@ def _paged(policy: EscalationPolicySpec, schedules: dict[str, ScheduleSpec]) -> 
             if target.person is not None:
                 found = [(target.person, "")]
             else:
-                spec = schedules.get(target.schedule or "")
-                people = (
-                    [m for layer in spec.layers for m in layer.members] + [o.person for o in spec.overrides]
-                    if spec
-                    else []
-                )
+                people = pageable.get(target.schedule or "", [])
                 found = [(key, f" (through the schedule {target.schedule})") for key in people]
             for key, through in found:
                 if key not in seen:
@@ -393,10 +405,11 @@ def schedule_document(row: OnCallSchedule) -> dict[str, Any]:
 
 
 def layer_document(layer: dict[str, Any]) -> dict[str, Any]:
-    """A stored layer as the file writes it: ``every: 12h`` rather than ``rotation: every``."""
+    """A stored layer as the file writes it: ``rotation`` daily or weekly, or ``every`` (such as
+    12h) for another length, the other null."""
     found = {name: value for name, value in layer.items() if name not in ("rotation", "every")}
-    kind = {"every": layer["every"]} if layer["rotation"] == "every" else {"rotation": layer["rotation"]}
-    return {**kind, **found}
+    every = layer["rotation"] == "every"
+    return {"rotation": None if every else layer["rotation"], "every": layer["every"] if every else None, **found}
 
 
 def policy_document(row: EscalationPolicy) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def test_every_route_under_api_v1_is_described_with_each_of_its_methods():
 
     described = {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
     assert described == under
-    assert len(described) == 30
+    assert len(described) == 48
 
 
 def test_a_route_without_its_declaration_is_refused():
@@ -104,6 +104,19 @@ def test_channels_and_subscribers_are_declared_by_their_resource_with_its_filter
     assert not {"url", "secret", "endpoint", "keys"} & set(answered)
 
 
+def test_an_escalation_policies_listing_names_them_with_an_underscore_and_a_person_never_answers_push_keys():
+    document = openapi.document(api.routes())
+    listing = document["paths"]["/api/v1/escalation-policies"]["get"]["responses"]["200"]["content"]
+    page = document["components"]["schemas"]["EscalationPolicyPage"]
+
+    assert set(page["properties"]) == {"escalation_policies", "next_cursor"}
+    assert set(listing["application/json"]["example"]) == {"escalation_policies", "next_cursor"}
+    person = document["components"]["schemas"]["PersonView"]["properties"]
+    assert person["push"]["anyOf"] == [{"type": "string"}, {"type": "null"}]  # its host and fingerprint alone
+    taken = document["paths"]["/api/v1/people/{key}"]["put"]["requestBody"]["content"]["application/json"]["schema"]
+    assert "push" in taken["properties"]  # write-only: taken, never answered
+
+
 def test_the_examples_are_of_the_types_the_code_answers_and_takes():
     checked = 0
     for route in declared():
@@ -115,7 +128,7 @@ def test_the_examples_are_of_the_types_the_code_answers_and_takes():
             if isinstance(operation.body, type) and issubclass(operation.body, BaseModel):
                 assert operation.body_example is not None, operation.summary
                 operation.body.model_validate(operation.body_example)
-    assert checked == 27  # all but DELETE's, which answers no body
+    assert checked == 42  # all but DELETE's, which answers no body
 
 
 def test_a_route_reads_the_query_parameters_it_declared_and_no_other():

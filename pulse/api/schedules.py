@@ -1,0 +1,123 @@
+"""``/api/v1/schedules`` and ``/api/v1/schedules/{key}``: the token's organization's on-call
+schedules, listed by key a page at a time and made, replaced, patched and deleted as the
+configuration file declares them (`pulse.oncall.spec.ScheduleSpec`), by `pulse.api.resources`.
+
+A schedule is shown whole, as the file writes it: its layers (``rotation`` daily or weekly, or
+``every`` another length) and its overrides (``from``, ``until``), their people by key (422 naming
+the path of a key the organization does not have). Its overrides are part of it: a PATCH of
+``overrides`` replaces the list. Who is on call is computed from the row when someone is paged
+(`pulse.oncall.paging`), so a write changes the next page, not the alerts' frozen policies.
+
+A schedule an escalation policy names is not deleted (409 naming them): change those first.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from typing_extensions import TypedDict
+
+from pulse.api.resources import OWNER, Resource, referenced
+from pulse.api.writes import invalid
+from pulse.models import EscalationPolicy, OnCallSchedule, Person, utcnow
+from pulse.oncall import spec as oncall
+
+OverrideView = TypedDict("OverrideView", {"person": str, "from": str, "until": str})
+
+
+class LayerView(TypedDict):
+    rotation: str | None  # daily or weekly
+    every: str | None  # another length, such as 12h
+    handoff: str
+    start: str
+    members: list[str]
+    restrict: list[str]
+
+
+class ScheduleView(TypedDict):
+    key: str
+    name: str
+    time_zone: str
+    layers: list[LayerView]
+    overrides: list[OverrideView]
+
+
+class SchedulePage(TypedDict):
+    schedules: list[ScheduleView]
+    next_cursor: str | None
+
+
+def shown(rows: list[OnCallSchedule]) -> list[ScheduleView]:
+    return [cast(ScheduleView, oncall.schedule_document(row)) for row in rows]
+
+
+def referrers(row: OnCallSchedule) -> list[str]:
+    """The escalation policies that name the schedule."""
+    policies = EscalationPolicy.select(EscalationPolicy.key, EscalationPolicy.levels)
+    return [
+        f"the escalation policy {p.key!r}"
+        for p in policies.where(EscalationPolicy.organization == row.organization_id).order_by(EscalationPolicy.key)
+        if any(t.get("schedule") == row.key for level in p.levels for t in level["targets"])
+    ]
+
+
+def _write(organization_id: int, spec: oncall.ScheduleSpec, current: OnCallSchedule | None) -> int:
+    named = [
+        (f"$.layers[{i}].members[{j}]", key)
+        for i, layer in enumerate(spec.layers)
+        for j, key in enumerate(layer.members)
+    ]
+    named += [(f"$.overrides[{i}].person", override.person) for i, override in enumerate(spec.overrides)]
+    problems = referenced(Person, organization_id, named, "person")[1]
+    if problems:
+        raise invalid("schedule", problems)
+    fields = oncall.schedule_fields(spec)
+    if current is None:
+        return OnCallSchedule.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()
+    changes = {**fields, "owner": OWNER, "updated_at": utcnow(), "version": OnCallSchedule.version + 1}
+    OnCallSchedule.update(**changes).where(OnCallSchedule.id == current.id).execute()
+    return current.id
+
+
+SCHEDULES = Resource(
+    name="schedule",
+    plural="schedules",
+    model=OnCallSchedule,
+    identifier="key",
+    spec=oncall.ScheduleSpec,
+    view=ScheduleView,
+    page=SchedulePage,
+    show=shown,
+    document=oncall.schedule_document,
+    write=_write,
+    existing=lambda organization_id, spec: OnCallSchedule.get_or_none(
+        OnCallSchedule.organization == organization_id, OnCallSchedule.key == spec.key
+    ),
+    referrers=referrers,
+    example={
+        "key": "primary",
+        "name": "Primary",
+        "time_zone": "America/New_York",
+        "layers": [
+            {
+                "rotation": "weekly",
+                "every": None,
+                "handoff": "monday 09:00",
+                "start": "2026-01-05",
+                "members": ["alice", "bob"],
+                "restrict": [],
+            }
+        ],
+        "overrides": [{"person": "bob", "from": "2026-12-24T00:00:00-05:00", "until": "2026-12-26T00:00:00-05:00"}],
+    },
+    body_example={
+        "key": "primary",
+        "time_zone": "America/New_York",
+        "layers": [
+            {"rotation": "weekly", "handoff": "monday 09:00", "start": "2026-01-05", "members": ["alice", "bob"]}
+        ],
+    },
+    patch_example={
+        "overrides": [{"person": "bob", "from": "2026-12-24T00:00:00-05:00", "until": "2026-12-26T00:00:00-05:00"}]
+    },
+)

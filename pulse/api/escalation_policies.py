@@ -64,6 +64,25 @@ def referrers(row: EscalationPolicy) -> list[str]:
     ]
 
 
+def unreached(organization_id: int, among: set[str]) -> list[str]:
+    """Whom of ``among`` (person keys) the organization's escalation policies page, directly or on a
+    schedule, that none of their ``contact`` channels reaches, as the rows are now: in a write of a
+    person or a schedule, after it, so that the API keeps the file's rule whichever object changes."""
+    query = Person.select().where(Person.organization == organization_id, Person.key.in_(sorted(among) or [""]))
+    people = {person.key: person for person in query}  # the others are not looked for
+    schedules = OnCallSchedule.select(OnCallSchedule.key, OnCallSchedule.layers, OnCallSchedule.overrides)
+    pageable = {
+        s.key: oncall.people_of(s.layers, s.overrides)
+        for s in schedules.where(OnCallSchedule.organization == organization_id)
+    }
+    found = []
+    policies = EscalationPolicy.select().where(EscalationPolicy.organization == organization_id)
+    for row in policies.order_by(EscalationPolicy.key):
+        spec = oncall.EscalationPolicySpec.model_validate(oncall.policy_document(row))
+        found += [f"the escalation policy {row.key!r} {text}" for text in oncall.unreachable(spec, people, pageable)]
+    return found
+
+
 def _write(organization_id: int, spec: oncall.EscalationPolicySpec, current: EscalationPolicy | None) -> int:
     targets = [
         (f"$.levels[{i}].targets[{j}]", target)

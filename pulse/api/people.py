@@ -7,15 +7,18 @@ organization's own configuration, which an admin tool reads back. Their Web Push
 (``push``: its endpoint, a capability URL, and its keys) is a credential, write-only: shown only as
 its service's host and a fingerprint (``push``), as notifications name it; a PATCH without it keeps it.
 
-A person a schedule or an escalation policy names is not deleted (409 naming them): change those
-first. `pulse apply --prune` never meets one, the file naming only the people it declares.
+As in the file, a person a policy pages (directly or on a schedule) with no address for any of its
+``contact`` channels is refused (422). A person a schedule or an escalation policy names is not
+deleted (409 naming them): change those first.
 """
 
 from __future__ import annotations
 
 from typing_extensions import TypedDict
 
+from pulse.api.escalation_policies import unreached
 from pulse.api.resources import OWNER, Resource
+from pulse.api.writes import invalid
 from pulse.models import EscalationPolicy, OnCallSchedule, Person, utcnow
 from pulse.notifications import spec as notifications
 from pulse.oncall import spec as oncall
@@ -70,10 +73,15 @@ def referrers(row: Person) -> list[str]:
 def _write(organization_id: int, spec: oncall.PersonSpec, current: Person | None) -> int:
     fields = oncall.person_fields(spec)
     if current is None:
-        return Person.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()
-    changes = {**fields, "owner": OWNER, "updated_at": utcnow(), "version": Person.version + 1}
-    Person.update(**changes).where(Person.id == current.id).execute()
-    return current.id
+        row_id = Person.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()
+    else:
+        changes = {**fields, "owner": OWNER, "updated_at": utcnow(), "version": Person.version + 1}
+        Person.update(**changes).where(Person.id == current.id).execute()
+        row_id = current.id
+    problems = unreached(organization_id, {spec.key})  # a contact detail taken away
+    if problems:
+        raise invalid("person", [f"$: {text}" for text in problems])
+    return row_id
 
 
 PEOPLE = Resource(

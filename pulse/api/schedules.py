@@ -8,7 +8,9 @@ the path of a key the organization does not have). Its overrides are part of it:
 ``overrides`` replaces the list. Who is on call is computed from the row when someone is paged
 (`pulse.oncall.paging`), so a write changes the next page, not the alerts' frozen policies.
 
-A schedule an escalation policy names is not deleted (409 naming them): change those first.
+As in the file, a schedule that would have a policy page a member none of its ``contact`` channels
+reaches is refused (422). A schedule an escalation policy names is not deleted (409 naming them):
+change those first.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import cast
 
 from typing_extensions import TypedDict
 
+from pulse.api.escalation_policies import unreached
 from pulse.api.resources import OWNER, Resource, referenced
 from pulse.api.writes import invalid
 from pulse.models import EscalationPolicy, OnCallSchedule, Person, utcnow
@@ -73,10 +76,15 @@ def _write(organization_id: int, spec: oncall.ScheduleSpec, current: OnCallSched
         raise invalid("schedule", problems)
     fields = oncall.schedule_fields(spec)
     if current is None:
-        return OnCallSchedule.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()
-    changes = {**fields, "owner": OWNER, "updated_at": utcnow(), "version": OnCallSchedule.version + 1}
-    OnCallSchedule.update(**changes).where(OnCallSchedule.id == current.id).execute()
-    return current.id
+        row_id = OnCallSchedule.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()
+    else:
+        changes = {**fields, "owner": OWNER, "updated_at": utcnow(), "version": OnCallSchedule.version + 1}
+        OnCallSchedule.update(**changes).where(OnCallSchedule.id == current.id).execute()
+        row_id = current.id
+    problems = unreached(organization_id, set(oncall.people_of(*spec.stored())))  # a member a policy cannot reach
+    if problems:
+        raise invalid("schedule", [f"$: {text}" for text in problems])
+    return row_id
 
 
 SCHEDULES = Resource(

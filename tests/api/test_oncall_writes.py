@@ -213,6 +213,28 @@ def test_an_escalation_policy_names_people_and_schedules_by_key_and_each_must_be
     assert EscalationPolicy.get(key="paging").version == 2
 
 
+def test_a_person_or_a_schedule_that_a_policy_could_no_longer_reach_is_refused(service, writer):
+    made(service, writer, "/people")
+    solo = {"key": "solo", "time_zone": "UTC", "layers": [{**NIGHTS["layers"][0], "members": ["erin"]}]}
+    direct = {"key": "direct", "levels": [{"targets": [{"schedule": "solo"}]}], "contact": ["sms", "push"]}
+    for path, body in (("/people", {"key": "fay", "name": "Fay", "email": "fay@acme.example"}),
+                       ("/schedules", solo), ("/escalation-policies", direct)):  # fmt: skip
+        assert call(service, "POST", path, writer, body).status_code == 201
+    fay = {**NIGHTS["overrides"][0], "person": "fay"}
+
+    unreached = call(service, "PATCH", "/people/erin", writer, {"phone": None, "push": None, "email": "e@acme.example"})
+    joined = call(service, "PATCH", "/schedules/solo", writer, {"overrides": [fay]})
+
+    said = (
+        "$: the escalation policy 'direct' pages {0!r} (through the schedule solo) by sms, push, but {0!r} has no "
+        "phone or push: give them one, or add a channel they have to contact"
+    )
+    assert (unreached.status_code, unreached.json()["problems"]) == (422, [said.format("erin")])
+    assert (joined.status_code, joined.json()["problems"]) == (422, [said.format("fay")])
+    erin, schedule = Person.get(key="erin"), OnCallSchedule.get(key="solo")
+    assert (erin.phone, erin.version, schedule.overrides, schedule.version) == ("+14155550104", 1, [], 1)
+
+
 def test_what_a_schedule_a_policy_or_an_alert_source_names_is_not_deleted(service, writer, acme):
     made(service, writer, "/people", "/schedules", "/escalation-policies")
     AlertSource.create(organization=acme, key="app", name="App", kind="events", token_sha256=b"x" * 32,

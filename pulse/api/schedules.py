@@ -5,7 +5,8 @@ configuration file declares them (`pulse.oncall.spec.ScheduleSpec`), by `pulse.a
 A schedule is shown whole, as the file writes it: its layers (``rotation`` daily or weekly, or
 ``every`` another length) and its overrides (``from``, ``until``), their people by key (422 naming
 the path of a key the organization does not have). Its overrides are part of it: a PATCH of
-``overrides`` replaces the list. Who is on call is computed from the row when someone is paged
+``overrides`` replaces the list; ``POST /api/v1/schedules/{key}/overrides`` adds one, the others
+kept (`add_override`). Who is on call is computed from the row when someone is paged
 (`pulse.oncall.paging`), so a write changes the next page, not the alerts' frozen policies.
 
 As in the file, a schedule that would have a policy page a member none of its ``contact`` channels
@@ -19,9 +20,11 @@ from typing import cast
 
 from typing_extensions import TypedDict
 
+from pulse.api.auth import Answer
+from pulse.api.declared import Operation
 from pulse.api.escalation_policies import unreached
 from pulse.api.resources import OWNER, Resource, referenced
-from pulse.api.writes import invalid
+from pulse.api.writes import IF_MATCH, Change, invalid, validated
 from pulse.models import EscalationPolicy, OnCallSchedule, Person, utcnow
 from pulse.oncall import spec as oncall
 
@@ -128,4 +131,32 @@ SCHEDULES = Resource(
     patch_example={
         "overrides": [{"person": "bob", "from": "2026-12-24T00:00:00-05:00", "until": "2026-12-26T00:00:00-05:00"}]
     },
+)
+
+
+def add_override(change: Change) -> Answer:
+    """``POST /api/v1/schedules/{key}/overrides``: one override added to the schedule, its others
+    kept, as a PATCH of the whole list would (the same refusals and answer, 201): the schedule is
+    locked first, so that two overrides added at once are both kept."""
+    override = validated(oncall.OverrideSpec, change.document, "override", "person, from and until")
+    problems = referenced(Person, change.organization_id, [("$.person", override.person)], "person")[1]
+    if problems:
+        raise invalid("override", problems)
+    locked = OnCallSchedule.select().for_update()
+    current = SCHEDULES.named(change.organization_id, change.params["key"], locked)
+    patch = {"overrides": [*current.overrides, override.stored()]}
+    answer = SCHEDULES.patch(Change(change.organization_id, change.params, patch, change.if_match))
+    return Answer(answer.body, status=201, headers={**answer.headers, "Location": f"{SCHEDULES.path}/{current.key}"})
+
+
+ADD_OVERRIDE = Operation(
+    "Add an override to a schedule, its other overrides kept",
+    ScheduleView,
+    status=201,
+    body=oncall.OverrideSpec,
+    headers=(IF_MATCH,),
+    refusals=(404, 409, 412),
+    answer_headers=("ETag", "Location"),
+    example=SCHEDULES.example,
+    body_example={"person": "bob", "from": "2026-12-31T18:00:00-05:00", "until": "2027-01-01T09:00:00-05:00"},
 )

@@ -159,6 +159,35 @@ def test_a_schedule_is_written_as_the_file_writes_it_and_its_overrides_replaced_
     assert (row.name, row.time_zone, row.layers, row.overrides, row.version) == ("nights", "UTC", [], [], 3)
 
 
+def test_an_override_is_added_to_a_schedule_its_others_kept(service, writer):
+    made(service, writer, "/people", "/schedules")
+    new_year = {"person": "erin", "from": "2026-12-31T18:00:00-05:00", "until": "2027-01-01T09:00:00-05:00"}
+
+    added = call(service, "POST", "/schedules/nights/overrides", writer, new_year, **{"Idempotency-Key": "ny-erin"})
+    again = call(service, "POST", "/schedules/nights/overrides", writer, new_year, **{"Idempotency-Key": "ny-erin"})
+    unknown = call(service, "POST", "/schedules/nights/overrides", writer, {**new_year, "person": "zoe"})
+    stale = call(service, "POST", "/schedules/nights/overrides", writer, new_year, **{"If-Match": '"1.1"'})
+    filed = call(service, "POST", "/schedules/primary/overrides", writer, new_year)
+
+    assert added.status_code == 201, added.text
+    assert (added.headers["location"], added.json()["overrides"]) == (
+        "/api/v1/schedules/nights", [*NIGHTS["overrides"], new_year]
+    )  # fmt: skip
+    assert (again.status_code, again.headers["idempotent-replayed"], again.json()) == (201, "true", added.json())
+    row = OnCallSchedule.get(key="nights")
+    assert (row.overrides, row.version, added.headers["etag"]) == ([*NIGHTS["overrides"], new_year], 2, f'"{row.id}.2"')
+    assert (unknown.status_code, unknown.json()["problems"]) == (
+        422,
+        ["$.person: this organization has no person 'zoe'"],
+    )
+    assert (stale.status_code, filed.status_code) == (412, 409)
+    audited = ApiAudit.select().where(ApiAudit.action == "override").order_by(ApiAudit.id)
+    assert [(r.object_type, r.object_key, r.status) for r in audited] == [
+        ("schedule", "nights", 201), ("schedule", "nights", 201), ("schedule", "nights", 422),
+        ("schedule", "nights", 412), ("schedule", "primary", 409),
+    ]  # fmt: skip
+
+
 def test_a_schedule_naming_people_the_organization_lacks_is_refused_with_each_path(service, writer):
     body = {**NIGHTS, "overrides": [{**NIGHTS["overrides"][0], "person": "zoe"}]}
 

@@ -94,6 +94,7 @@ LISTINGS += ["get_alerts", "get_audit", "get_people", "get_schedules", "get_esca
 REFERRING = ["post_components", "post_channels", "post_subscribers", "post_incidents", "post_alerts_id_acknowledge"]
 REFERRING += ["post_people", "post_schedules", "post_escalation_policies"]
 CONDITIONAL = [f"{method}_{path}" for method in ("put", "patch", "delete") for path in ONE]
+CONDITIONAL += ["post_schedules_key_overrides"]  # an override added: If-Match, a person to name
 ACCEPTED = [
     "2xx",
     401,

@@ -104,9 +104,9 @@ def _write(organization_id: int, spec: oncall.EscalationPolicySpec, current: Esc
     through = sorted({key for keys in pageable.values() for key in keys} - set(people))
     query = Person.select().where(Person.organization == organization_id, Person.key.in_(through or [""]))
     people |= {person.key: person for person in query}
-    unreached = oncall.unreachable(spec, people, pageable)
-    if unreached:
-        raise invalid("escalation policy", [f"$.contact: {text}" for text in unreached])
+    problems = oncall.unreachable(spec, people, pageable)
+    if problems:
+        raise invalid("escalation policy", [f"$.contact: {text}" for text in problems])
     fields = oncall.policy_fields(spec)
     if current is None:
         return EscalationPolicy.insert(organization=organization_id, key=spec.key, owner=OWNER, **fields).execute()

@@ -2,7 +2,7 @@
 pages), listed by key a page at a time and made, replaced, patched and deleted as the configuration
 file declares them (`pulse.oncall.spec.PersonSpec`), by `pulse.api.resources`.
 
-A person's contact details (``email``, ``phone``, ``time_zone``) are shown: they are the
+A person's contact details (``email``, ``phone``) and ``time_zone`` are shown: they are the
 organization's own configuration, which an admin tool reads back. Their Web Push subscription
 (``push``: its endpoint, a capability URL, and its keys) is a credential, write-only: shown only as
 its service's host and a fingerprint (``push``), as notifications name it; a PATCH without it keeps it.

@@ -8,6 +8,8 @@ An object the file made is the file's: the API refuses to change or delete it (4
 released (`Resource.release`: ``pulse components release``, ``pulse channels release``...); one
 made through the API is left alone by `pulse apply` until a file names it, and then it is the
 file's. A write answers the object as a GET does, with its new ``ETag``, and takes an ``If-Match``.
+A reference to another object is by key (`referenced`: 422 naming the path of one the organization
+does not have); an object others name is not deleted (409 naming them: ``referrers``).
 
 A secret is write-only: never answered (a resource's ``show`` leaves it out), never repeated in a
 problem (`Resource.secrets`). A PATCH is validated whole, as its object's stored document (secrets

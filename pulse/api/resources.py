@@ -8,6 +8,8 @@ An object the file made is the file's: the API refuses to change or delete it (4
 released (`Resource.release`: ``pulse components release``, ``pulse channels release``...); one
 made through the API is left alone by `pulse apply` until a file names it, and then it is the
 file's. A write answers the object as a GET does, with its new ``ETag``, and takes an ``If-Match``.
+A reference to another object is by key (`referenced`: 422 naming the path of one the organization
+does not have); an object others name is not deleted (409 naming them: ``referrers``).
 
 A secret is write-only: never answered (a resource's ``show`` leaves it out), never repeated in a
 problem (`Resource.secrets`). A PATCH is validated whole, as its object's stored document (secrets
@@ -110,8 +112,9 @@ class Resource:
         (None for a new one), and returns its id; refuses a reference to nothing with `invalid`.
       existing: the organization's row a new spec would collide with (for 409), or None.
       listed: the query of the rows ``show`` reads (default: every column).
-      referrers: the objects that name a row, as an error names them (``metric 'api-p95'``): a
-        delete is refused (409) while there is one, the database cascading it being no answer.
+      referrers: what names a row, as an error names it (``the schedule 'primary'``, ``metric
+        'api-p95'``), read under the row's lock: its DELETE is refused (409) naming them, as long as
+        any does, the database cascading it being no answer (default: nothing does).
       filters: a listing's filters, each a query parameter it declares (`Filter`, `Named`).
       secrets: the fields whose texts, at any depth, are secrets: never repeated in a problem.
       refused: fields of the file the API refuses, each with why.
@@ -144,6 +147,11 @@ class Resource:
         return f"{PREFIX}/{self.plural}"
 
     @property
+    def one_called(self) -> str:
+        """One, as a sentence names it: ``a channel``, ``an integration``."""
+        return f"{'an' if self.name[0] in 'aeiou' else 'a'} {self.name}"
+
+    @property
     def listing(self) -> str:
         """The field of a listing's page that holds its objects: its plural, a name of JSON's."""
         return self.plural.replace("-", "_")
@@ -168,14 +176,14 @@ class Resource:
                 example={self.listing: [self.example], "next_cursor": "YXBp" if self.identifier == "key" else "MQ"},
             ),
             one=Operation(
-                f"A {self.name}, with its ETag",
+                f"{self.one_called.capitalize()}, with its ETag",
                 self.view,
                 refusals=(404,),
                 answer_headers=("ETag",),
                 example=self.example,
             ),
             create=Operation(
-                f"Make a {self.name}, as the configuration file declares one",
+                f"Make {self.one_called}, as the configuration file declares one",
                 self.view,
                 status=201,
                 refusals=(409,),
@@ -184,7 +192,7 @@ class Resource:
                 **written,
             ),
             replace=Operation(
-                f"Replace a {self.name} whole",
+                f"Replace {self.one_called} whole",
                 self.view,
                 body_optional=("key",) if self.identifier == "key" else (),
                 answer_headers=("ETag",),
@@ -193,7 +201,7 @@ class Resource:
                 **changed,
             ),
             patch=Operation(
-                f"Change a {self.name}'s fields (a JSON merge patch)",
+                f"Change {self.one_called}'s fields (a JSON merge patch)",
                 self.view,
                 body=patch,
                 answer_headers=("ETag",),
@@ -201,7 +209,7 @@ class Resource:
                 body_example=self.patch_example,
                 **changed,
             ),
-            remove=Operation(f"Delete a {self.name}", None, status=204, **changed),
+            remove=Operation(f"Delete {self.one_called}", None, status=204, **changed),
         )
 
     # The reads.
@@ -257,11 +265,11 @@ class Resource:
 
     def remove(self, change: Change) -> Answer:
         current = self._owned(change)
-        referrers = self.referrers(current) if self.referrers is not None else []
-        if referrers:
-            called = self._called(getattr(current, self.identifier))
-            raise error(409, f"{called} is named by {', '.join(referrers)}: change or delete them first")
         self._matched(change, current)
+        named_by = self.referrers(current) if self.referrers is not None else []
+        if named_by:
+            called = self._called(getattr(current, self.identifier))
+            raise error(409, f"{called} is named by {' and '.join(named_by)}: change or delete them first")
         self.model.delete().where(self.model.id == current.id).execute()
         return Answer(None, status=204)
 
@@ -306,7 +314,7 @@ class Resource:
         """What the body declares; 400 for a body that is not an object, 422 listing every problem
         with its JSON path, none repeating a secret."""
         if not isinstance(document, dict):
-            raise error(400, f"the body must be a JSON object: a {self.name} as the configuration file declares it")
+            raise error(400, f"the body must be a JSON object: {self.one_called} as the configuration file declares it")
         problems = [f"$.{name}: {why}" for name, why in self.refused.items() if name in document]
         try:
             spec = self.spec.model_validate({k: v for k, v in document.items() if k not in self.refused})
@@ -345,7 +353,7 @@ class Resource:
 
     def _changed(self, change: Change, current: Any, spec: Any) -> Answer:
         if self.identifier == "key" and spec.key != current.key:
-            problem = f"$.key: is {current.key!r}, as the URL says: a {self.name}'s key does not change"
+            problem = f"$.key: is {current.key!r}, as the URL says: {self.one_called}'s key does not change"
             raise invalid(self.name, [problem])
         self._matched(change, current)
         return self._answer(self._write(current.organization_id, spec, current))
@@ -362,6 +370,20 @@ class Resource:
 
     def _answer(self, row: Any) -> Answer:
         return Answer(self.show([row])[0], headers={"ETag": etag(row.id, row.version)})
+
+
+def referenced(
+    model: Any, organization_id: int, named: list[tuple[str, str]], name: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The organization's rows of ``model`` that ``named`` gives (each a body's JSON path and the key
+    it names), by key, locked against a delete until the write commits (`Resource.referrers`
+    reads them under the deleted row's lock); and a problem for each path whose key the
+    organization does not have (``$.members[0]: this organization has no person 'zoe'``)."""
+    keys = sorted({key for _, key in named})
+    query = model.select().where(model.organization == organization_id, model.key.in_(keys or [""]))
+    found = {row.key: row for row in query.for_update("FOR SHARE")}
+    problems = [f"{path}: this organization has no {name} {key!r}" for path, key in named if key not in found]
+    return found, problems
 
 
 def merged(target: Any, patch: Any) -> Any:

@@ -19,9 +19,12 @@ from pulse.api.auth import BURST, RATE_PER_S, api_route, error
 from pulse.api.calculated import CALCULATED_METRICS
 from pulse.api.channels import CHANNELS
 from pulse.api.components import COMPONENTS
+from pulse.api.escalation_policies import ESCALATION_POLICIES
 from pulse.api.integrations import INTEGRATIONS
 from pulse.api.metrics import METRICS
+from pulse.api.people import PEOPLE
 from pulse.api.resources import PREFIX, Resource
+from pulse.api.schedules import ADD_OVERRIDE, SCHEDULES, add_override
 from pulse.api.subscribers import SUBSCRIBERS
 from pulse.api.writes import write_route
 from pulse.inbound.limits import TokenBuckets
@@ -30,7 +33,10 @@ METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 #: What the configuration file declares that the API reads and writes, by its path under /api/v1.
 RESOURCES = {
     resource.plural: resource
-    for resource in (COMPONENTS, CHANNELS, SUBSCRIBERS, INTEGRATIONS, METRICS, CALCULATED_METRICS, ALERT_SOURCES)
+    for resource in (
+        *(COMPONENTS, CHANNELS, SUBSCRIBERS, INTEGRATIONS, METRICS, CALCULATED_METRICS),
+        *(PEOPLE, SCHEDULES, ESCALATION_POLICIES, ALERT_SOURCES),
+    )
 }
 
 
@@ -43,9 +49,18 @@ def routes(buckets: TokenBuckets | None = None) -> list[BaseRoute]:
     buckets = buckets or TokenBuckets(rate_per_s=RATE_PER_S, burst=BURST)
     served: list[BaseRoute] = [
         api_route(f"{PREFIX}/organization", organization.show, scope="read", buckets=buckets, doc=organization.SHOW),
-        # What the configuration file declares, read and written; then the read side: a
-        # component's checks and uptime, incidents, on-call alerts, the audit.
+        # What the configuration file declares, read and written, and an override added to a
+        # schedule; then the read side: a component's checks and uptime, incidents, on-call alerts,
+        # the audit.
         *(route for resource in RESOURCES.values() for route in _routes(resource, buckets)),
+        write_route(
+            f"{SCHEDULES.path}/{{key}}/overrides",
+            {"POST": add_override},
+            object_type=SCHEDULES.name,
+            buckets=buckets,
+            action="override",
+            docs={"POST": ADD_OVERRIDE},
+        ),
         api_route(f"{PREFIX}/components/{{key}}/checks", checks.index, scope="read", buckets=buckets, doc=checks.INDEX),
         api_route(f"{PREFIX}/components/{{key}}/uptime", uptime.show, scope="read", buckets=buckets, doc=uptime.SHOW),
         api_route(f"{PREFIX}/incidents", incidents.index, scope="read", buckets=buckets, doc=incidents.INDEX),

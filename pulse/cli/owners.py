@@ -1,7 +1,8 @@
 """`pulse components release`, `pulse channels release`, `pulse subscribers release`, `pulse
-integrations release`, `pulse calculated-metrics release`, `pulse alert-sources release` (and
-`pulse metrics release`, in `pulse metrics`' group): give an object the configuration file made to
-the API (docs/api.md)."""
+integrations release`, `pulse calculated-metrics release`, `pulse people release`, `pulse schedules
+release`, `pulse escalation-policies release`, `pulse alert-sources release` (and `pulse metrics
+release`, in `pulse metrics`' group): give an object the configuration file made to the API
+(docs/api.md)."""
 
 from __future__ import annotations
 
@@ -50,5 +51,8 @@ COMMANDS = [
     _group("subscribers", "subscriber", "ID"),
     _group("integrations", "integration", "KEY"),
     _group("calculated-metrics", "calculated metric", "KEY"),
+    _group("people", "person", "KEY"),
+    _group("schedules", "schedule", "KEY"),
+    _group("escalation-policies", "escalation policy", "KEY"),
     _group("alert-sources", "alert source", "KEY"),
 ]

@@ -21,6 +21,8 @@ class Person(BaseModel):
     phone = CharField(max_length=16, null=True)
     push = JSONField(null=True)
     time_zone = CharField(max_length=64, default="UTC")
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 
@@ -38,6 +40,8 @@ class OnCallSchedule(BaseModel):
     time_zone = CharField(max_length=64)
     layers = JSONField(default=list)
     overrides = JSONField(default=list)
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)
 
@@ -60,5 +64,7 @@ class EscalationPolicy(BaseModel):
     repeat = IntegerField(default=0)
     contact = ArrayField(TextField)
     ack_reminder_seconds = IntegerField(null=True)  # remind whoever acknowledged, this often until resolved
+    owner = CharField(max_length=8, default="file")  # who writes it: "file" (pulse apply) or "api" (pulse.api)
+    version = IntegerField(default=1)  # counts the writes of its configuration: the API's ETag
     created_at = DateTimeTZField(default=utcnow)
     updated_at = DateTimeTZField(default=utcnow)

@@ -32,7 +32,7 @@ skipped when clocks go forward), and a person a policy could page by none of its
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -52,7 +52,7 @@ from pulse.oncall.rotation import (
     problems,
 )
 from pulse.oncall.schedules import schedule
-from pulse.spec import Slug, Strict, parse_duration, span, unique, within
+from pulse.spec import Slug, Strict, parse_duration, show_duration, span, unique, within
 from pulse.uptime.spec import ComponentSpec
 
 if TYPE_CHECKING:
@@ -246,6 +246,7 @@ def references(
             if override.person not in known:
                 found.append(f"schedules[{i}].overrides[{j}].person names {override.person!r}, who is not in people")
     policy_keys = {p.key for p in policies}
+    pageable = {s.key: people_of(*s.stored()) for s in schedules}
     for i, policy in enumerate(policies):
         for j, level in enumerate(policy.levels):
             for k, target in enumerate(level.targets):
@@ -254,14 +255,7 @@ def references(
                     found.append(f"{where} names the person {target.person!r}, who is not in people")
                 if target.schedule is not None and target.schedule not in members:
                     found.append(f"{where} names the schedule {target.schedule!r}, which is not in schedules")
-        for key, through in _paged(policy, members):
-            person = known.get(key)
-            if person is not None and not any(getattr(person, CONTACTS[c]) for c in policy.contact):
-                needs = " or ".join(CONTACTS[c] for c in policy.contact)
-                found.append(
-                    f"escalation_policies[{i}] pages {key!r}{through} by {', '.join(policy.contact)}, but {key!r} "
-                    f"has no {needs}: give them one, or add a channel they have to contact"
-                )
+        found += [f"escalation_policies[{i}] {text}" for text in unreachable(policy, known, pageable)]
     for i, component in enumerate(components):
         if component.escalation_policy is not None and component.escalation_policy not in policy_keys:
             found.append(
@@ -271,7 +265,30 @@ def references(
     return found
 
 
-def _paged(policy: EscalationPolicySpec, schedules: dict[str, ScheduleSpec]) -> Iterator[tuple[str, str]]:
+def unreachable(
+    policy: EscalationPolicySpec, people: Mapping[str, Any], pageable: Mapping[str, list[str]]
+) -> list[str]:
+    """Each person the policy can page that none of its channels reaches (``pages 'carol' by sms,
+    but 'carol' has no phone...``), once. ``people``: the people by key (a `PersonSpec` or a
+    `pulse.models.Person`); ``pageable``: the keys of those each schedule can page, by its key."""
+    found = []
+    for key, through in _paged(policy, pageable):
+        person = people.get(key)
+        if person is not None and not any(getattr(person, CONTACTS[c]) for c in policy.contact):
+            needs = " or ".join(CONTACTS[c] for c in policy.contact)
+            found.append(
+                f"pages {key!r}{through} by {', '.join(policy.contact)}, but {key!r} "
+                f"has no {needs}: give them one, or add a channel they have to contact"
+            )
+    return found
+
+
+def people_of(layers: list[dict[str, Any]], overrides: list[dict[str, Any]]) -> list[str]:
+    """The keys of the people a schedule's stored layers and overrides name: whom it can page."""
+    return [m for layer in layers for m in layer["members"]] + [o["person"] for o in overrides]
+
+
+def _paged(policy: EscalationPolicySpec, pageable: Mapping[str, list[str]]) -> Iterator[tuple[str, str]]:
     """Each person the policy can page, once, with how (" (through the schedule primary)", or "")."""
     seen = set()
     for level in policy.levels:
@@ -279,12 +296,7 @@ def _paged(policy: EscalationPolicySpec, schedules: dict[str, ScheduleSpec]) -> 
             if target.person is not None:
                 found = [(target.person, "")]
             else:
-                spec = schedules.get(target.schedule or "")
-                people = (
-                    [m for layer in spec.layers for m in layer.members] + [o.person for o in spec.overrides]
-                    if spec
-                    else []
-                )
+                people = pageable.get(target.schedule or "", [])
                 found = [(key, f" (through the schedule {target.schedule})") for key in people]
             for key, through in found:
                 if key not in seen:
@@ -301,26 +313,18 @@ def sync(
     prune: bool,
 ) -> tuple[dict[str, int], tuple[int, int, int]]:
     """Upsert the organization's people, schedules and escalation policies (by key) inside the
-    caller's transaction; with ``prune``, delete those not named. Returns the policies' ids by key
-    (for the components that name them) and how many people, schedules and policies were deleted."""
-    fields: dict[str, Any]
+    caller's transaction, as the file's (owner ``file``, one more version); with ``prune``, delete
+    those not named that the file made. Returns the policies' ids by key (for the components that
+    name them) and how many people, schedules and policies were deleted.
+
+    One made through the API (owner ``api``, `pulse.api`) is the file's again once the file names
+    it; one the file does not name is left alone, pruned or not."""
     for person in people:
-        push = person.push.model_dump() if person.push else None
-        fields = {"name": person.name, "email": person.email, "phone": person.phone, "push": push}
-        _upsert(Person, organization_id, person.key, {**fields, "time_zone": person.time_zone})
+        _upsert(Person, organization_id, person.key, person_fields(person))
     for spec in schedules:
-        layers, overrides = spec.stored()
-        fields = {"name": spec.name or spec.key, "time_zone": spec.time_zone, "layers": layers, "overrides": overrides}
-        _upsert(OnCallSchedule, organization_id, spec.key, fields)
+        _upsert(OnCallSchedule, organization_id, spec.key, schedule_fields(spec))
     for policy in policies:
-        fields = {
-            "name": policy.name or policy.key,
-            "levels": policy.stored_levels(),
-            "repeat": policy.repeat,
-            "contact": policy.contact,
-            "ack_reminder_seconds": round(policy.ack_reminder.total_seconds()) if policy.ack_reminder else None,
-        }
-        _upsert(EscalationPolicy, organization_id, policy.key, fields)
+        _upsert(EscalationPolicy, organization_id, policy.key, policy_fields(policy))
     deleted = {Person: 0, OnCallSchedule: 0, EscalationPolicy: 0}
     if prune:
         for model, named in (
@@ -329,7 +333,9 @@ def sync(
             (Person, [p.key for p in people]),
         ):
             deleted[model] = (
-                model.delete().where(model.organization == organization_id, model.key.not_in(named or [""])).execute()
+                model.delete()
+                .where(model.organization == organization_id, model.key.not_in(named or [""]), model.owner == "file")
+                .execute()
             )
     ids = EscalationPolicy.select(EscalationPolicy.id, EscalationPolicy.key)
     policy_ids = {p.key: p.id for p in ids.where(EscalationPolicy.organization == organization_id)}
@@ -337,8 +343,83 @@ def sync(
 
 
 def _upsert(model: Any, organization_id: int, key: str, fields: dict[str, Any]) -> None:
+    fields = {**fields, "owner": "file"}
     (
         model.insert(organization=organization_id, key=key, **fields)
-        .on_conflict(conflict_target=[model.organization, model.key], update={**fields, "updated_at": utcnow()})
+        .on_conflict(
+            conflict_target=[model.organization, model.key],
+            update={**fields, "updated_at": utcnow(), "version": model.version + 1},
+        )
         .execute()
     )
+
+
+def person_fields(person: PersonSpec) -> dict[str, Any]:
+    """A person's columns but its key (and owner)."""
+    push = person.push.model_dump() if person.push else None
+    return {
+        "name": person.name,
+        "email": person.email,
+        "phone": person.phone,
+        "push": push,
+        "time_zone": person.time_zone,
+    }
+
+
+def schedule_fields(spec: ScheduleSpec) -> dict[str, Any]:
+    """A schedule's columns but its key (and owner): its layers and overrides as stored."""
+    layers, overrides = spec.stored()
+    return {"name": spec.name or spec.key, "time_zone": spec.time_zone, "layers": layers, "overrides": overrides}
+
+
+def policy_fields(policy: EscalationPolicySpec) -> dict[str, Any]:
+    """An escalation policy's columns but its key (and owner)."""
+    return {
+        "name": policy.name or policy.key,
+        "levels": policy.stored_levels(),
+        "repeat": policy.repeat,
+        "contact": policy.contact,
+        "ack_reminder_seconds": round(policy.ack_reminder.total_seconds()) if policy.ack_reminder else None,
+    }
+
+
+def person_document(row: Person) -> dict[str, Any]:
+    """The person as a configuration file declares it (what `PersonSpec` reads back as what is
+    stored), its push subscription included, so that a change to some of its fields (the API's
+    PATCH) is validated whole."""
+    found = {"email": row.email, "phone": row.phone, "push": row.push}
+    given = {name: value for name, value in found.items() if value is not None}
+    return {"key": row.key, "name": row.name, **given, "time_zone": row.time_zone}
+
+
+def schedule_document(row: OnCallSchedule) -> dict[str, Any]:
+    """The schedule as a configuration file declares it (see `person_document`): its layers (a
+    rotation of another length as ``every``) and overrides."""
+    return {
+        "key": row.key,
+        "name": row.name,
+        "time_zone": row.time_zone,
+        "layers": [layer_document(layer) for layer in row.layers],
+        "overrides": list(row.overrides),
+    }
+
+
+def layer_document(layer: dict[str, Any]) -> dict[str, Any]:
+    """A stored layer as the file writes it: ``rotation`` daily or weekly, or ``every`` (such as
+    12h) for another length, the other null."""
+    found = {name: value for name, value in layer.items() if name not in ("rotation", "every")}
+    every = layer["rotation"] == "every"
+    return {"rotation": None if every else layer["rotation"], "every": layer["every"] if every else None, **found}
+
+
+def policy_document(row: EscalationPolicy) -> dict[str, Any]:
+    """The escalation policy as a configuration file declares it (see `person_document`): each
+    level's wait, and its reminder, as a duration (``5m``)."""
+    levels = [
+        {"targets": level["targets"], "wait": show_duration(timedelta(seconds=level["wait_seconds"]))}
+        for level in row.levels
+    ]
+    found = {"key": row.key, "name": row.name, "levels": levels, "repeat": row.repeat, "contact": list(row.contact)}
+    if row.ack_reminder_seconds is not None:
+        found["ack_reminder"] = show_duration(timedelta(seconds=row.ack_reminder_seconds))
+    return found

@@ -38,7 +38,7 @@ def test_every_route_under_api_v1_is_described_with_each_of_its_methods():
 
     described = {(method.upper(), path) for path, methods in document["paths"].items() for method in methods}
     assert described == under
-    assert len(described) == 54
+    assert len(described) == 73
 
 
 def test_a_route_without_its_declaration_is_refused():
@@ -134,6 +134,19 @@ def test_metrics_are_filtered_by_the_key_of_what_they_name_and_an_integrations_c
     assert {"url", "bearer_token", "password", "api_key", "app_key"} <= set(taken)
 
 
+def test_an_escalation_policies_listing_names_them_with_an_underscore_and_a_person_never_answers_push_keys():
+    document = openapi.document(api.routes())
+    listing = document["paths"]["/api/v1/escalation-policies"]["get"]["responses"]["200"]["content"]
+    page = document["components"]["schemas"]["EscalationPolicyPage"]
+
+    assert set(page["properties"]) == {"escalation_policies", "next_cursor"}
+    assert set(listing["application/json"]["example"]) == {"escalation_policies", "next_cursor"}
+    person = document["components"]["schemas"]["PersonView"]["properties"]
+    assert person["push"]["anyOf"] == [{"type": "string"}, {"type": "null"}]  # its host and fingerprint alone
+    taken = document["paths"]["/api/v1/people/{key}"]["put"]["requestBody"]["content"]["application/json"]["schema"]
+    assert "push" in taken["properties"]  # write-only: taken, never answered
+
+
 def test_the_examples_are_of_the_types_the_code_answers_and_takes():
     checked = 0
     for route in declared():
@@ -145,7 +158,7 @@ def test_the_examples_are_of_the_types_the_code_answers_and_takes():
             if isinstance(operation.body, type) and issubclass(operation.body, BaseModel):
                 assert operation.body_example is not None, operation.summary
                 operation.body.model_validate(operation.body_example)
-    assert checked == 47  # all but DELETE's, which answers no body
+    assert checked == 63  # all but DELETE's, which answers no body
 
 
 def test_a_route_reads_the_query_parameters_it_declared_and_no_other():

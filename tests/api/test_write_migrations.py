@@ -1,7 +1,7 @@
-"""Migrations 0030 to 0033 and 0035: a component, channel, subscriber, integration, metric,
-calculated metric or alert source already there is the file's, at version 1; an owner is ``file``
-or ``api``; the idempotency keys and audit rows go with their token and organization; the way down
-drops them all."""
+"""Migrations 0030 to 0035: a component, channel, subscriber, integration, metric, calculated
+metric, person, on-call schedule, escalation policy or alert source already there is the file's, at
+version 1; an owner is ``file`` or ``api``; the idempotency keys and audit rows go with their token
+and organization; the way down drops them all."""
 
 from __future__ import annotations
 
@@ -98,23 +98,6 @@ def sources_at_0032(settings):
         yield database
 
 
-@pytest.fixture
-def metrics_at_0032(settings):
-    """A database of its own at migration 0032, with an integration, a metric and a calculated metric."""
-    with database_at(settings, "0032_channel_owners", "_metric_owners") as database:
-        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
-        db.execute_sql("INSERT INTO integration (organization_id, key, type) VALUES (1, 'prom', 'prometheus')")
-        db.execute_sql(
-            "INSERT INTO metrics_query (organization_id, integration_id, key, name, query)"
-            " VALUES (1, 1, 'up', 'Up', 'up')"
-        )
-        db.execute_sql(
-            "INSERT INTO calculated_metric (organization_id, key, name, formula, max_age_seconds)"
-            " VALUES (1, 'twice', 'Twice', 'x * 2', 600)"
-        )
-        yield database
-
-
 def test_alert_sources_have_an_owner_and_a_version(sources_at_0032):
     runner = Runner(sources_at_0032, MIGRATIONS_DIR)
     assert runner.up("0035_alert_source_owners")[-1] == "0035_alert_source_owners"
@@ -128,19 +111,41 @@ def test_alert_sources_have_an_owner_and_a_version(sources_at_0032):
     assert [db.execute_sql(columns, (c,)).fetchone() for c in ("owner", "version")] == [(0,), (0,)]
 
 
-def test_integrations_metrics_and_calculated_metrics_have_an_owner_and_a_version(metrics_at_0032):
-    runner = Runner(metrics_at_0032, MIGRATIONS_DIR)
-    assert runner.up("0033_metric_owners") == ["0033_metric_owners"]
-    tables = ("integration", "metrics_query", "calculated_metric")
-    for table in tables:
-        assert db.execute_sql(f"SELECT owner, version FROM {table}").fetchall() == [("file", 1)]
-        with pytest.raises(peewee.IntegrityError), db.atomic():
-            db.execute_sql(f"UPDATE {table} SET owner = 'someone'")
-        with pytest.raises(peewee.IntegrityError), db.atomic():
-            db.execute_sql(f"UPDATE {table} SET version = 0")
+# A migration, the tables it gives an owner and a version, and a row of each to insert at 0032.
+OWNED = {
+    "0033_metric_owners": [
+        "INSERT INTO integration (organization_id, key, type) VALUES (1, 'prom', 'prometheus')",
+        "INSERT INTO metrics_query (organization_id, integration_id, key, name, query) VALUES (1, 1, 'up', 'Up', 'up')",
+        "INSERT INTO calculated_metric (organization_id, key, name, formula, max_age_seconds)"
+        " VALUES (1, 'twice', 'Twice', 'x * 2', 600)",
+    ],
+    "0034_oncall_owners": [
+        "INSERT INTO person (organization_id, key, name) VALUES (1, 'alice', 'Alice')",
+        "INSERT INTO oncall_schedule (organization_id, key, name, time_zone) VALUES (1, 'p', 'P', 'UTC')",
+        "INSERT INTO escalation_policy (organization_id, key, name, levels, contact)"
+        " VALUES (1, 'default', 'Default', '[]', '{sms}')",
+    ],
+}
 
-    assert runner.down() == ["0033_metric_owners"]
-    columns = (
-        "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') AND table_name = %s"
-    )
-    assert [db.execute_sql(columns, (t,)).fetchone() for t in tables] == [(0,), (0,), (0,)]
+
+@pytest.mark.parametrize("migration", list(OWNED))
+def test_what_the_file_declares_has_an_owner_and_a_version(settings, migration):
+    with database_at(settings, "0032_channel_owners", migration[4:]) as database:
+        db.execute_sql("INSERT INTO organization (slug, name) VALUES ('acme', 'Acme')")
+        for insert in OWNED[migration]:
+            db.execute_sql(insert)
+        tables = [insert.split()[2] for insert in OWNED[migration]]
+        runner = Runner(database, MIGRATIONS_DIR)
+        assert runner.up(migration)[-1] == migration
+        for table in tables:
+            assert db.execute_sql(f"SELECT owner, version FROM {table}").fetchall() == [("file", 1)]
+            for change in ("owner = 'someone'", "version = 0"):
+                with pytest.raises(peewee.IntegrityError), db.atomic():
+                    db.execute_sql(f"UPDATE {table} SET {change}")
+
+        assert runner.down() == [migration]
+        columns = (
+            "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('owner', 'version') "
+            "AND table_name = %s"
+        )
+        assert [db.execute_sql(columns, (t,)).fetchone() for t in tables] == [(0,)] * len(tables)

@@ -160,13 +160,18 @@ def test_a_location_whose_queue_refuses_its_batch_holds_up_no_one(central, worke
     assert "Traceback" not in central.output
 
 
+# A worker process's lines show once dramatiq's main process reads them: once the process has
+# booted, or after --worker-fork-timeout (30 s by default) when it has not, as a location waiting
+# for its queue has not. A second here: the waiting line is what these tests look for.
+SHOWN_AT_ONCE = ("--worker-fork-timeout", "1000")
+
+
 def test_a_location_started_before_its_queue_exists_waits_for_it(workers, rabbit):
     key = wire.key(get_settings().locations_secret, "late")
     env = {"PULSE_LOCATION": "late", "PULSE_LOCATION_KEY": key}
-    worker = WorkerProcess(threads=1, modules=("pulse.actors",), env=env)
+    worker = WorkerProcess(*SHOWN_AT_ONCE, threads=1, modules=("pulse.actors",), env=env)
     try:
         said = "uptime.late does not exist yet: `pulse locations add late` makes it"
-        # (a worker's lines show once dramatiq reads them: after its --worker-fork-timeout, 30 s)
         wait_for(lambda: said in worker.output, "the line saying what it waits for", timeout=60)
         assert not worker.ready.is_set()
         with channel(rabbit) as ch:
@@ -186,7 +191,7 @@ def consumers(settings, queue):
 def test_a_location_waiting_for_its_queue_stops_when_told(rabbit):
     key = wire.key(get_settings().locations_secret, "never")
     worker = WorkerProcess(
-        threads=1, modules=("pulse.actors",), env={"PULSE_LOCATION": "never", "PULSE_LOCATION_KEY": key}
+        *SHOWN_AT_ONCE, threads=1, modules=("pulse.actors",), env={"PULSE_LOCATION": "never", "PULSE_LOCATION_KEY": key}
     )
     try:
         wait_for(lambda: "uptime.never does not exist yet" in worker.output, "the waiting line", timeout=60)

@@ -33,11 +33,3 @@ def test_a_message_held_when_the_connection_closes_runs_once_after_redelivery(se
         for line in worker.lines
         if '"level": "error"' in line or '"level": "critical"' in line or "Traceback" in line
     ]
-    # The lost connection is one WARNING per consumer, saying what happens next; nothing louder.
-    lost = [line for line in worker.lines if "RabbitMQ connection lost" in line]
-    assert lost and all('"level": "warning"' in line and "reconnecting in 3 s" in line for line in lost)
-    assert not [
-        line
-        for line in worker.lines
-        if '"level": "error"' in line or '"level": "critical"' in line or "Traceback" in line
-    ]

@@ -21,7 +21,7 @@ import peewee
 from pydantic import AfterValidator, Field
 from typing_extensions import TypedDict
 
-from pulse.api.resources import OWNER, Filter, Resource
+from pulse.api.resources import OWNER, Filter, Resource, referenced
 from pulse.api.writes import invalid
 from pulse.inbound.tokens import digest, secret
 from pulse.models import AlertSource, EscalationPolicy, utcnow
@@ -97,15 +97,11 @@ def _write(organization_id: int, spec: AlertSourceBody, current: AlertSource | N
 
 
 def _named_policies(organization_id: int, spec: AlertSourceBody) -> None:
-    """422 naming each field of ``spec`` that names an escalation policy the organization does not have."""
-    named = spec.policies()
-    query = EscalationPolicy.select(EscalationPolicy.key).where(
-        EscalationPolicy.organization == organization_id, EscalationPolicy.key.in_([key for _, key in named])
-    )
-    found = {policy.key for policy in query}
-    problems = [
-        f"$.{where}: this organization has no escalation policy {key!r}" for where, key in named if key not in found
-    ]
+    """422 naming each field of ``spec`` that names an escalation policy the organization does not
+    have; those it has are locked until the write commits, as every reference of the API is
+    (`pulse.api.resources.referenced`), so a policy is not deleted from under it."""
+    named = [(f"$.{where}", key) for where, key in spec.policies()]
+    problems = referenced(EscalationPolicy, organization_id, named, "escalation policy")[1]
     if problems:
         raise invalid("alert source", problems)
 

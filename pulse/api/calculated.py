@@ -18,7 +18,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from pulse.api.metrics import ThresholdsView, driving, keys, thresholds
+from pulse.api.metrics import ThresholdsView, driving, keys, readers, thresholds
 from pulse.api.resources import Named, Resource
 from pulse.api.writes import invalid
 from pulse.calculated import spec as calculated
@@ -168,18 +168,6 @@ def _graph(organization_id: int, but: str) -> dict[str, list[str]]:
     return graph
 
 
-def _referrers(row: CalculatedMetric) -> list[str]:
-    """The calculated metrics that read this one."""
-    query = (
-        CalculatedMetric.select(CalculatedMetric.key)
-        .join(CalculatedMetricVariable, on=CalculatedMetricVariable.calculated_metric == CalculatedMetric.id)
-        .where(CalculatedMetricVariable.calculated_input == row.id)
-        .distinct()
-        .order_by(CalculatedMetric.key)
-    )
-    return [f"calculated metric {c.key!r}" for c in query]
-
-
 CALCULATED_METRICS = Resource(
     name="calculated metric",
     plural="calculated-metrics",
@@ -194,7 +182,7 @@ CALCULATED_METRICS = Resource(
     existing=lambda organization_id, spec: CalculatedMetric.get_or_none(
         CalculatedMetric.organization == organization_id, CalculatedMetric.key == spec.key
     ),
-    referrers=_referrers,
+    referrers=lambda row: readers(CalculatedMetricVariable.calculated_input, row.id),
     filters=(
         Named(
             "component",

@@ -16,7 +16,7 @@ metric reads is not deleted (409 naming them). It is shown with its latest poll 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import cast
+from typing import Any, cast
 
 from typing_extensions import TypedDict
 
@@ -162,12 +162,13 @@ def _stale_readers(metric_id: int, interval: timedelta) -> list[str]:
     ]
 
 
-def _referrers(row: MetricsQuery) -> list[str]:
-    """The calculated metrics that read the metric."""
+def readers(column: Any, row_id: int) -> list[str]:
+    """The calculated metrics a variable of which reads row ``row_id`` through ``column`` (a
+    variable's metric or calculated input), as a refused delete names them."""
     query = (
         CalculatedMetric.select(CalculatedMetric.key)
         .join(CalculatedMetricVariable, on=CalculatedMetricVariable.calculated_metric == CalculatedMetric.id)
-        .where(CalculatedMetricVariable.metrics_query == row.id)
+        .where(column == row_id)
         .distinct()
         .order_by(CalculatedMetric.key)
     )
@@ -188,7 +189,7 @@ METRICS = Resource(
     existing=lambda organization_id, spec: MetricsQuery.get_or_none(
         MetricsQuery.organization == organization_id, MetricsQuery.key == spec.key
     ),
-    referrers=_referrers,
+    referrers=lambda row: readers(CalculatedMetricVariable.metrics_query, row.id),
     filters=(
         Named(
             "integration",
